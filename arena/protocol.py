@@ -51,6 +51,7 @@ __all__ = [
     "card_to_pb",
     "deal_result_from_pb",
     "deal_result_to_pb",
+    "decision_request_bytes",
     "event_item",
     "game_view_bytes",
     "held_descriptors",
@@ -437,6 +438,48 @@ def batch_bytes(items: Sequence[bytes]) -> bytes:
     return b"".join((_BATCH_KEY, _varint(len(inner)), inner))
 
 
+def decision_request_bytes(
+    request_id: str,
+    match_id: str,
+    deal_number: int,
+    view: bytes,
+    time_limit_ms: int,
+    time_bank_ms: int,
+) -> bytes:
+    """The wire bytes of a ``ServerMessage`` whose ``decision_request`` has these fields and,
+    as its ``view``, the ``PlayerView`` whose wire bytes are ``view`` (as
+    :func:`game_view_bytes` writes them): the bytes ``SerializeToString`` writes for that
+    message (fields in number order, a plain scalar at 0 left out), without parsing the
+    view into a message to have it written again (the referee's every request did, some
+    18k instructions of upb's decoder and more of its encoder). The ids are encoded as
+    protobuf encodes a string (a lone surrogate raises ``UnicodeEncodeError``)."""
+    head = _REQUEST_MATCH.get(match_id)
+    if head is None:
+        head = pb.DecisionRequest(match_id=match_id).SerializeToString()
+        _store(_REQUEST_MATCH, match_id, head)
+    rid = request_id.encode()
+    n = len(rid)
+    parts = (
+        [_REQUEST_ID_KEY, _SMALL_VARINT[n] if n < 4096 else _varint(n), rid, head] if n else [head]
+    )
+    if deal_number:
+        parts += (_REQUEST_DEAL_KEY, _u32(deal_number))
+    n = len(view)
+    # The two times as one piece, kept: a match's limit is its decision_ms, and a bank
+    # changes only when it is used (their varints of three bytes or more cost a loop each).
+    times = _REQUEST_TIMES.get((time_limit_ms, time_bank_ms))
+    if times is None:
+        times = b"".join(
+            (_REQUEST_LIMIT_KEY + _u32(time_limit_ms) if time_limit_ms else b"",
+             _REQUEST_BANK_KEY + _u32(time_bank_ms) if time_bank_ms else b"")
+        )  # fmt: skip
+        _store(_REQUEST_TIMES, (time_limit_ms, time_bank_ms), times)
+    parts += (_REQUEST_VIEW_KEY, _SMALL_VARINT[n] if n < 4096 else _varint(n), view, times)
+    inner = b"".join(parts)
+    n = len(inner)
+    return b"".join((_REQUEST_KEY, _SMALL_VARINT[n] if n < 4096 else _varint(n), inner))
+
+
 def message_bytes(msg: pb.ServerMessage | bytes) -> bytes:
     """The serializer of ``Play``'s responses: a ``ServerMessage``, or the wire bytes of one
     (a batch, :func:`batch_bytes`), as written on the stream."""
@@ -814,13 +857,16 @@ def _view_data(
     """A view's wire bytes from its fields (``hand`` already as its items' bytes): the one
     place that writes a view, for :func:`view_to_pb` and :func:`game_view_bytes`."""
     # The view is written as wire bytes and parsed once (see "view encoding" below).
-    parts = [
-        _K_SEAT, _u32(seat),
-        _players_bytes(players),
-        _K_DEAL_NUMBER, _u32(deal_number),
-        _K_DEALER, _u32(dealer),
-        _K_PHASE, _PHASE_BYTES[phase._value_],
-    ]  # fmt: skip
+    # Written as protobuf writes them (``SerializeToString``): a plain scalar at 0 left out
+    # (the wire's default), so that these bytes are the ones a bot is sent whether they go
+    # as they are (a request, ``MatchRunner._request_bytes``) or parsed and written again.
+    parts = [_K_SEAT, _u32(seat)] if seat else []
+    parts.append(_players_bytes(players))
+    if deal_number:
+        parts += (_K_DEAL_NUMBER, _u32(deal_number))
+    if dealer:
+        parts += (_K_DEALER, _u32(dealer))
+    parts += (_K_PHASE, _PHASE_BYTES[phase._value_])
     if to_act is not None:
         parts += (_K_TO_ACT, _u32(to_act))
     if hand:
@@ -1337,6 +1383,19 @@ _EVENTS_KEY = _varint(pb.ServerMessage.DESCRIPTOR.fields_by_name["events"].numbe
 #: The keys of ``ServerMessage.batch`` and of an item of ``Batch.messages``.
 _BATCH_KEY = _varint(pb.ServerMessage.DESCRIPTOR.fields_by_name["batch"].number << 3 | 2)
 _BATCH_ITEM_KEY = _varint(pb.Batch.DESCRIPTOR.fields_by_name["messages"].number << 3 | 2)
+#: The keys of ``ServerMessage.decision_request`` and of the ``DecisionRequest``'s fields,
+#: and (by match id) its ``match_id`` field whole, as protobuf writes it.
+_REQUEST_KEY = _varint(
+    pb.ServerMessage.DESCRIPTOR.fields_by_name["decision_request"].number << 3 | 2
+)
+_REQUEST_FIELDS = pb.DecisionRequest.DESCRIPTOR.fields_by_name
+_REQUEST_ID_KEY = _varint(_REQUEST_FIELDS["request_id"].number << 3 | 2)
+_REQUEST_DEAL_KEY = _varint(_REQUEST_FIELDS["deal_number"].number << 3)
+_REQUEST_VIEW_KEY = _varint(_REQUEST_FIELDS["view"].number << 3 | 2)
+_REQUEST_LIMIT_KEY = _varint(_REQUEST_FIELDS["time_limit_ms"].number << 3)
+_REQUEST_BANK_KEY = _varint(_REQUEST_FIELDS["time_bank_ms"].number << 3)
+_REQUEST_MATCH: dict[str, bytes] = {}
+_REQUEST_TIMES: dict[tuple[int, int], bytes] = {}
 
 
 def _players_bytes(players: tuple[str, ...]) -> bytes:

@@ -20,18 +20,56 @@ import time
 from collections.abc import Sequence
 
 from arena.bench.instructions import count_opcodes, opcodes_by_function
+from arena.protocol import action_to_pb, message_bytes
 from arena.referee import Referee, RefereeConfig
 from arena.referee.lag import LoopLag
 from arena.referee.sessions import BotSession, Stream
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS
 
-__all__ = ["referee_logic", "referee_opcodes"]
+__all__ = ["referee_logic", "referee_opcodes", "request_ids"]
+
+#: The first byte of a ``ServerMessage`` holding a ``decision_request`` (field 4, its first
+#: field written).
+_REQUEST_FIRST = bytes([4 << 3 | 2])
+
+
+def _varint_at(data: bytes, i: int) -> tuple[int, int]:
+    """The varint at ``data[i:]``, and the index past it."""
+    n = shift = 0
+    while True:
+        b = data[i]
+        i += 1
+        n |= (b & 127) << shift
+        if b < 128:
+            return n, i
+        shift += 7
+
+
+def request_ids(data: bytes) -> tuple[str, str] | None:
+    """(match id, request id) of a ``ServerMessage``'s wire bytes that hold a
+    ``decision_request`` (as protobuf writes it: its fields in number order, the ids
+    first), read without parsing the view; ``None`` for any other message."""
+    if not data.startswith(_REQUEST_FIRST):
+        return None
+    ids = ["", "", ""]  # by field number: request_id 1, match_id 2
+    _, i = _varint_at(data, 1)
+    for _ in range(2):
+        key = data[i] if i < len(data) else 0
+        if key not in (1 << 3 | 2, 2 << 3 | 2):
+            break
+        n, j = _varint_at(data, i + 1)
+        ids[key >> 3] = data[j : j + n].decode()
+        i = j + n
+    return ids[2], ids[1]
 
 
 class _AnswerAtOnce(Stream):
     """A stream whose bot answers each request, as soon as it is queued, with its first
-    legal action (on the next turn of the event loop, as a read would)."""
+    legal action (on the next turn of the event loop, as a read would). Each message is
+    made into its wire bytes, as the real stream's write has gRPC do (``message_bytes``):
+    the referee's work; what the bot reads of it is taken from those bytes' ids and the
+    game, not parsed (the bot's work, not the referee's)."""
 
     __slots__ = ("answered", "referee", "session")
 
@@ -44,11 +82,14 @@ class _AnswerAtOnce(Stream):
         self.session = session
         self.answered = 0
 
-    def put(self, msg: pb.ServerMessage) -> None:
-        if msg.HasField("decision_request"):
-            r = msg.decision_request
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        ids = request_ids(message_bytes(msg))
+        if ids is not None:
+            match_id, request_id = ids
+            # (the view's first legal action: the game's, the request's seat to act)
+            first = self.session.seats[match_id].match.game.legal_actions()[0]
             answer = pb.Decision(
-                request_id=r.request_id, match_id=r.match_id, action=r.view.legal_actions[0]
+                request_id=request_id, match_id=match_id, action=action_to_pb(first)
             )
             self.answered += 1
             asyncio.get_running_loop().call_soon(self.referee.on_decision, self.session, answer)

@@ -37,6 +37,7 @@ from arena.protocol import (
     action_to_pb,
     card_to_pb,
     deal_result_to_pb,
+    decision_request_bytes,
     game_view_bytes,
     match_result_to_pb,
     ruleset_to_pb,
@@ -149,7 +150,9 @@ class Pending:
 
     request_id: str
     future: asyncio.Future[pb.Action | _Forfeited | _TimedOut]
-    view: pb.PlayerView
+    #: The request's view: its wire bytes as ``_decide`` writes them (a message in tests
+    #: that make a ``Pending`` by hand).
+    view: pb.PlayerView | bytes
     deal_number: int
     deadline: float  # loop.time() at which the answer is cut off
     limit_at: float  # loop.time() past which the time bank is used
@@ -537,8 +540,6 @@ class MatchRunner:
         game = self.game
         st.requests += 1
         rid = f"{st.requests}"
-        msg = pb.ServerMessage()
-        req = msg.decision_request
         stream = st.session.stream
         on, sent = st.results_sent
         omit = sent if on is not None and on is stream and on.results_once else 0
@@ -553,9 +554,8 @@ class MatchRunner:
             if tricks and (now_tricks is tricks or now_tricks[: len(tricks)] == tricks):
                 omit_tricks = len(tricks)
         # The view's bytes straight from the game (``observe``'s view, proved equal by the
-        # tests of game_view_bytes), parsed into the request in place.
-        view = req.view
-        view.MergeFromString(game_view_bytes(game, st.seat, omit, omit_bids, omit_tricks, legal))
+        # tests of game_view_bytes), sent as they are (``_send_request``).
+        view = game_view_bytes(game, st.seat, omit, omit_bids, omit_tricks, legal)
         budget_ms = self.config.decision_ms + st.bank_ms
         loop = self._loop
         start = loop.time()
@@ -570,7 +570,7 @@ class MatchRunner:
         )  # fmt: skip
         lag.hold()  # (from before the request is queued: it may wait on the loop)
         try:
-            self._send_request(st, msg)
+            self._send_request(st, True)  # (first)
             # A timer (the seat's, see SeatState.timer) rather than asyncio.timeout_at: no
             # context manager, and no task cancellation (and uncancel) to turn into
             # TimeoutError when the deadline passes. A cancellation of the match task still
@@ -789,17 +789,19 @@ class MatchRunner:
             st.results_sent = (st.session.stream, len(self.game.deal_results))
             st.deal_sent = (st.session.stream, seen.deal_number, seen.bids, seen.tricks)
 
-    def _send_request(self, st: SeatState, msg: pb.ServerMessage | None = None) -> None:
-        """Send the pending request: in ``msg`` (its view already filled in), or, when
-        asking again after a reconnection, in a new message with a copy of the view."""
+    def _send_request(self, st: SeatState, first: bool = False) -> None:
+        """Send the pending request: ``first``, as it is made (its view's bytes, kept in the
+        ``Pending``, joined with its fields into the message's wire bytes:
+        ``decision_request_bytes``, the bytes protobuf would write for it), else, asking
+        again after a reconnection, in a new message with the view whole."""
         p = st.pending
         assert p is not None
         # The clock read once, the meter as of then (a pause between two reads would be
         # counted in one and not the other).
         now = self._loop.time()
         p.catch_up(now)
-        resent = msg is None
-        if not resent and now > p.start:
+        resent = not first
+        if first and now > p.start:
             # The bot's clock starts as its request is sent: the time the referee took to
             # make it (a loaded machine not running it for a moment) is the referee's, and
             # the request states the whole ``decision_ms`` and bank.
@@ -821,21 +823,27 @@ class MatchRunner:
         # whole ms rounded up: a time left under half a ms must not be stated as none.
         left_ms = max(1, _ms_up(p.deadline - now))
         limit = min(max(0, _ms_up(p.limit_at - now)), left_ms)
-        if msg is None:
+        msg: pb.ServerMessage | bytes
+        if first:
+            assert type(p.view) is bytes
+            msg = decision_request_bytes(
+                p.request_id, self.match_id, p.deal_number, p.view, limit, left_ms - limit
+            )
+        else:
             msg = pb.ServerMessage()
-            v = p.view
+            v = pb.PlayerView.FromString(p.view) if isinstance(p.view, bytes) else p.view
             if v.deal_results_omitted or v.bids_omitted or v.tricks_omitted:
                 # Its results (bids, tricks) left out for the stream it was first sent on:
                 # whole here (the game waits for this answer, so it is the same view).
                 view_to_pb(observe(self.game, st.seat), msg.decision_request.view)
             else:
-                msg.decision_request.view.CopyFrom(p.view)
-        req = msg.decision_request
-        req.request_id = p.request_id
-        req.match_id = self.match_id
-        req.deal_number = p.deal_number
-        req.time_limit_ms = limit
-        req.time_bank_ms = left_ms - limit
+                msg.decision_request.view.CopyFrom(v)
+            req = msg.decision_request
+            req.request_id = p.request_id
+            req.match_id = self.match_id
+            req.deal_number = p.deal_number
+            req.time_limit_ms = limit
+            req.time_bank_ms = left_ms - limit
         session = st.session
         if session.send(msg):
             st.results_sent = (session.stream, len(self.game.deal_results))

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from arena.protocol import batch_bytes, event_item
+from arena.protocol import batch_bytes, event_item, message_bytes
 from arena.referee.lag import loop_lag
 from arena.v1 import arena_pb2 as pb
 
@@ -152,7 +152,8 @@ class Stream:
     )  # fmt: skip
 
     def __init__(self, peer: str, batch: bool = False, max_queued: int = 0) -> None:
-        self._queue: asyncio.Queue[pb.ServerMessage | None] = asyncio.Queue()
+        # (a message, or one's wire bytes: a decision request, ``MatchRunner._send_request``)
+        self._queue: asyncio.Queue[pb.ServerMessage | bytes | None] = asyncio.Queue()
         self.closed = False
         self.peer = peer
         self.batch = batch
@@ -181,7 +182,8 @@ class Stream:
         #: Writes done (gRPC took them): a client that takes nothing it is sent stops these.
         self.written = 0
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        """Queue ``msg``: a ``ServerMessage``, or the wire bytes of one."""
         if self.closed:
             return
         if self.max_queued and self._queue.qsize() >= self.max_queued:
@@ -226,7 +228,7 @@ class Stream:
         :func:`arena.protocol.message_bytes`)."""
         q = self._queue
         first = True  # the Welcome: alone, whatever queued behind it (the resumed seats)
-        carry: pb.ServerMessage | None = None  # taken, but over a full batch's bytes
+        carry: pb.ServerMessage | bytes | None = None  # taken, but over a full batch's bytes
         carry_data = b""  # (its bytes)
         while True:
             msg = carry if carry is not None else await q.get()
@@ -241,7 +243,7 @@ class Stream:
             # Each message serialized once and the batch joined from the bytes: copying
             # them into a Batch message, weighing each (ByteSize) and serializing the
             # whole cost about three times as much (the bytes on the wire are the same).
-            items = [data or msg.SerializeToString()]
+            items = [data or message_bytes(msg)]
             size = len(items[0])
             last = False
             while not q.empty() and len(items) < MAX_BATCH:
@@ -249,7 +251,7 @@ class Stream:
                 if more is None:
                     last = True
                     break
-                more_data = more.SerializeToString()
+                more_data = message_bytes(more)
                 size += len(more_data)
                 if size > MAX_BATCH_BYTES:
                     carry, carry_data = more, more_data
@@ -345,13 +347,19 @@ class BotSession:
         return self.stream is not None
 
     # ------------------------------------------------------------------ sending
-    def send(self, msg: pb.ServerMessage) -> bool:
-        """Queue ``msg`` (with the buffered events) for the bot; ``False`` if not connected."""
+    def send(self, msg: pb.ServerMessage | bytes) -> bool:
+        """Queue ``msg`` (a ``ServerMessage`` or its wire bytes; with the buffered events) for
+        the bot; ``False`` if not connected."""
         stream = self.stream
         if stream is None:
             return False
         if self.events:
-            msg.MergeFromString(b"".join(self.events))  # (appended to ``msg.events``)
+            if isinstance(msg, bytes):
+                # ``events`` is the message's last field: its items follow the rest, as
+                # protobuf writes them (and the bytes are not parsed here to be written again).
+                msg += b"".join(self.events)
+            else:
+                msg.MergeFromString(b"".join(self.events))  # (appended to ``msg.events``)
             self.events.clear()
         stream.put(msg)
         return True

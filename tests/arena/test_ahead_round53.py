@@ -27,6 +27,7 @@ from engine import Action, PlayerView, own_next_view, replay
 from engine.actions import Bid, Play
 from engine.cards import Card
 from engine.rules import PRESETS
+from tests.support.harness import as_message
 
 #: Given the view answered and the action chosen: the actions ahead to send with it.
 Ahead = Callable[[PlayerView, Action], list[pb.Action]]
@@ -62,7 +63,8 @@ class _Bot(_AnswerAtOnce):
         self.ids: list[int] = []
         self.previous: dict[str, PlayerView] = {}
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         if not msg.HasField("decision_request"):
             return
         r = msg.decision_request
@@ -259,7 +261,8 @@ def test_an_ahead_on_a_request_that_does_not_exist_is_refused_as_before(
 
     real_put = _Bot.put
 
-    def put(self: _Bot, msg: pb.ServerMessage) -> None:
+    def put(self: _Bot, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         if msg.HasField("decision_rejected"):
             sent.append(msg)
         real_put(self, msg)
@@ -279,7 +282,8 @@ def test_ahead_in_a_decision_batch_is_handled_as_alone(plain: tuple[dict[str, An
     base, base_requests = plain
 
     class _Batched(_Bot):
-        def put(self, msg: pb.ServerMessage) -> None:
+        def put(self, msg: pb.ServerMessage | bytes) -> None:
+            msg = as_message(msg)  # (a request comes as its wire bytes)
             if not msg.HasField("decision_request"):
                 return
             self.requests += 1

@@ -21,7 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from harness import attach_in_process, welcomed_call
+from harness import as_message, attach_in_process, welcomed_call
 
 from arena.referee import Referee, RefereeConfig, start_server
 from arena.referee.lag import LoopLag
@@ -84,9 +84,10 @@ def test_the_referees_busy_loop_is_not_the_bots_time(monkeypatch: pytest.MonkeyP
             ref.add_bot(n, f"tok-{n}")
         asked: dict[str, list[pb.DecisionRequest]] = {n: [] for n in ("a", "b", "x")}
 
-        def held(self: Stream, msg: pb.ServerMessage) -> None:
+        def held(self: Stream, msg: pb.ServerMessage | bytes) -> None:
             put(self, msg)
-            if (self is ref.session("x").stream and msg.HasField("decision_request")
+            # (a request is queued as its wire bytes)
+            if (self is ref.session("x").stream and as_message(msg).HasField("decision_request")
                     and len(asked["x"]) % 2 == 0):  # fmt: skip
                 clock.offset += 120.0  # the loop busy elsewhere before x's writer runs
 

@@ -27,7 +27,7 @@ from engine import Game, PlayerView
 from engine.rules import PRESETS
 from engine.view import observe
 from sdk.bot import Bot
-from tests.support.harness import play_sdk_match
+from tests.support.harness import as_message, play_sdk_match
 
 
 def _seat_views(seed: int, deals: int, preset: str = "classic") -> list[list[PlayerView]]:
@@ -104,7 +104,8 @@ class _Captures(_AnswerAtOnce):
         self.results_once = self.deal_once = deal_once
         self.views: dict[str, list[pb.PlayerView]] = defaultdict(list)
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         kind = msg.WhichOneof("kind")
         if kind in ("decision_request", "match_started"):
             inner = getattr(msg, kind)
@@ -262,7 +263,8 @@ class _Holds(_Captures):
         self.then = then
         self.held: pb.DecisionRequest | None = None
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         r = msg.decision_request if msg.HasField("decision_request") else None
         if self.held is None and r is not None and r.view.tricks_omitted:
             self.held = pb.DecisionRequest()

@@ -52,6 +52,7 @@ from arena.referee.lag import LoopLag
 from arena.referee.sessions import Stream
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS
+from tests.support.harness import as_message
 
 NAMES = ("a", "b", "c")
 ONE_DEAL = dataclasses.replace(PRESETS["classic"], max_deals=1)
@@ -193,7 +194,8 @@ def play(
 
             __slots__ = ("bot",)
 
-            def put(self, msg: pb.ServerMessage) -> None:
+            def put(self, msg: pb.ServerMessage | bytes) -> None:
+                msg = as_message(msg)  # (a request comes as its wire bytes)
                 super().put(msg)
                 if not msg.HasField("decision_request"):
                     return

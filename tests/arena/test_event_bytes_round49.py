@@ -24,6 +24,7 @@ from arena.referee import match as match_module
 from arena.referee.sessions import BotSession, Stream
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Bid, Card, Concede, Game, Give, HiddenGive, Pass, Play
+from tests.support.harness import as_message
 
 _ACTIONS: list[Any] = [
     Bid(120),
@@ -135,7 +136,8 @@ class _Recording(_AnswerAtOnce):
         super().__init__(referee, session)
         self.got: list[bytes] = []
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         self.got += [e.SerializeToString() for e in msg.events]
         super().put(msg)
 

@@ -41,7 +41,7 @@ from arena.referee import Referee, RefereeConfig
 from arena.referee.sessions import Stream
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Ruleset
-from tests.support.harness import serve_one_bot
+from tests.support.harness import as_message, serve_one_bot
 
 # (bot, its n-th request counted from 1, the request) -> the action sent, or None: no answer
 Policy = Callable[[str, int, pb.DecisionRequest], pb.Action | None]
@@ -57,7 +57,8 @@ class Captured(Stream):
 
     __slots__ = ("answer", "bot", "log")
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         super().put(msg)
         self.log.append(msg)
         if msg.HasField("decision_request"):

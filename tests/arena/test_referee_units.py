@@ -406,7 +406,11 @@ def test_a_request_asked_again_states_its_time_left_never_as_none() -> None:
     assert req.request_id == "7" and req.view.seat == 1
     assert ask_again(now, now - 1) is None
     assert ask_again(now - 0.001, now - 1) is None
-    msg = pb.ServerMessage()  # the first send states the limits exactly (not 1001 ms)
-    pending = Pending("8", None, msg.decision_request.view, 0, now + 11.0, now + 1.0, start=now)  # type: ignore[arg-type]
-    MatchRunner._send_request(runner, SimpleNamespace(pending=pending, session=session), msg)  # type: ignore[arg-type]
-    assert (msg.decision_request.time_limit_ms, msg.decision_request.time_bank_ms) == (1000, 10000)
+    # The first send states the limits exactly (not 1001 ms); it goes as wire bytes.
+    sent.clear()
+    view = pb.PlayerView(seat=1).SerializeToString()
+    pending = Pending("8", None, view, 0, now + 11.0, now + 1.0, start=now)  # type: ignore[arg-type]
+    MatchRunner._send_request(runner, SimpleNamespace(pending=pending, session=session), True)  # type: ignore[arg-type]
+    req = pb.ServerMessage.FromString(sent[0]).decision_request
+    assert (req.time_limit_ms, req.time_bank_ms) == (1000, 10000)
+    assert req.request_id == "8" and req.view.seat == 1

@@ -26,6 +26,7 @@ from engine.cards import Card
 from engine.game import Trick
 from engine.view import visible_talon
 from tests.arena.test_decision_clock_round40 import VirtualLoop, check, play
+from tests.support.harness import as_message
 
 
 class _CountingLoop(VirtualLoop):
@@ -84,7 +85,8 @@ def test_the_timers_of_a_match_are_cancelled_when_it_ends() -> None:
         class Bot(Stream):
             __slots__ = ("name",)
 
-            def put(self, msg: pb.ServerMessage) -> None:
+            def put(self, msg: pb.ServerMessage | bytes) -> None:
+                msg = as_message(msg)  # (a request comes as its wire bytes)
                 if msg.HasField("decision_request"):
                     r = msg.decision_request
                     d = pb.Decision(request_id=r.request_id, match_id=r.match_id,

@@ -26,7 +26,7 @@ from engine import Game, PlayerView
 from engine.rules import PRESETS
 from engine.view import observe
 from sdk.bot import Bot
-from tests.support.harness import play_sdk_match
+from tests.support.harness import as_message, play_sdk_match
 
 
 def _seat_views(seed: int, deals: int) -> list[list[PlayerView]]:
@@ -87,7 +87,8 @@ class _Captures(_AnswerAtOnce):
         self.results_once = results_once
         self.views: list[pb.PlayerView] = []
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         if msg.HasField("decision_request"):
             view = pb.PlayerView()
             view.CopyFrom(msg.decision_request.view)
@@ -170,7 +171,8 @@ class _Holds(_Captures):
         self.then = then
         self.held: pb.DecisionRequest | None = None
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         r = msg.decision_request if msg.HasField("decision_request") else None
         if self.held is None and r is not None and r.view.deal_results_omitted:
             self.held = pb.DecisionRequest()

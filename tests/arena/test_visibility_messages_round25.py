@@ -41,6 +41,7 @@ from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Game, Phase, Ruleset
 from engine.actions import Action, Give, Pass, Play
 from engine.cards import Card, parse_card
+from tests.support.harness import as_message
 
 NAMES = ("a", "b", "c", "d")
 CARD_TEXT = re.compile(r"(?:10|[9JQKA])[♠♣♦♥]")
@@ -192,7 +193,8 @@ class CheckedStream(Stream):
         super().__init__(f"fake-{bot}")
         self.bot, self.checker, self.answer = bot, checker, answer
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         self.checker.check(self.bot, msg)
         super().put(msg)
         if msg.HasField("decision_request"):

@@ -27,7 +27,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from harness import Arena, arena
+from harness import Arena, arena, as_message
 from netproxy import FaultProxy
 
 import bots
@@ -89,8 +89,9 @@ def _on_message_to(
     fired = asyncio.Event()
     send = BotSession.send
 
-    def hooked(self: BotSession, msg: pb.ServerMessage) -> bool:
-        if self.name == bot and not fired.is_set() and when(msg):
+    def hooked(self: BotSession, msg: pb.ServerMessage | bytes) -> bool:
+        # (a request is sent as its wire bytes)
+        if self.name == bot and not fired.is_set() and when(as_message(msg)):
             fired.set()
             fault()
         return send(self, msg)

@@ -82,7 +82,9 @@ class FakeContext:
     async def send_initial_metadata(self, metadata: tuple[tuple[str, str], ...]) -> None:
         pass  # (the call's headers: the referee sends them before its first message)
 
-    async def write(self, msg: pb.ServerMessage) -> None:
+    async def write(self, msg: pb.ServerMessage | bytes) -> None:
+        # (bytes: a request as its wire bytes; what a client parses)
+        msg = pb.ServerMessage.FromString(msg) if isinstance(msg, bytes) else msg
         self.sent.append(msg)
         if self.on_write is not None:
             self.on_write(self, msg)

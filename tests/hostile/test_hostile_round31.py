@@ -141,11 +141,12 @@ class _Call:
     async def send_initial_metadata(self, _metadata: Any) -> None:
         pass
 
-    async def write(self, msg: pb.ServerMessage) -> None:
+    async def write(self, msg: pb.ServerMessage | bytes) -> None:
         if self.failing_write:
             self._news_later()
             raise cygrpc.ExecuteBatchError('Failed "execute_batch"')
-        self.written.append(msg)
+        # (bytes: a request as its wire bytes; what a client parses)
+        self.written.append(pb.ServerMessage.FromString(msg) if isinstance(msg, bytes) else msg)
 
     async def read(self) -> Any:
         if self.reads and self.reads[0] is grpc.aio.EOF:

@@ -24,7 +24,7 @@ from arena.referee.sessions import Stream
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Game, Pass, ThrowIn
 from engine.record import replay
-from tests.support.harness import no_error_logged, until  # noqa: F401 (a fixture)
+from tests.support.harness import as_message, no_error_logged, until  # noqa: F401 (a fixture)
 
 # No test here may make the referee (or gRPC under it) log an error or a traceback.
 pytestmark = pytest.mark.usefixtures("no_error_logged")
@@ -53,7 +53,8 @@ class _Recorded(Stream):
         self.got: list[pb.ServerMessage] = []
         self.on_request = on_request
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         super().put(msg)
         self.got.append(msg)
         if msg.HasField("decision_request"):

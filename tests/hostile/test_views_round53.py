@@ -41,7 +41,7 @@ from arena.referee.sessions import BotSession, Stream
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import PRESETS, observe
-from tests.support.harness import attach_in_process, no_error_logged  # noqa: F401
+from tests.support.harness import as_message, attach_in_process, no_error_logged  # noqa: F401
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hostile_bot import honest_choice
@@ -199,14 +199,15 @@ async def _play(seed: int, matches: int, ruleset: str, monkeypatch: pytest.Monke
     welcomed: list[Stream] = []
     put, attach = Stream.put, BotSession.attach
 
-    def spying_put(self: Stream, msg: pb.ServerMessage) -> None:
+    def spying_put(self: Stream, msg: pb.ServerMessage | bytes) -> None:
         # What x's streams are queued, with the view the referee holds true as it is queued
         # (an end sent again on a new stream, of a match over, has none to compare with).
         if not self.peer.startswith("fake-") and not self.closed:
-            kind = msg.WhichOneof("kind") or ""
+            parsed = as_message(msg)  # (a request is queued as its wire bytes)
+            kind = parsed.WhichOneof("kind") or ""
             truth = None
             if kind in VIEWED:
-                m = ref._matches.get(getattr(msg, kind).match_id)
+                m = ref._matches.get(getattr(parsed, kind).match_id)
                 if m is not None:
                     seat = next(s.seat for s in m.seats if s.session.name == "x")
                     ended = kind == "match_ended"

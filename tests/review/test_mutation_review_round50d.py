@@ -46,7 +46,7 @@ from engine import Game, PlayerView
 from engine.rules import PRESETS
 from engine.view import observe
 from sdk import Bot
-from tests.support.harness import no_error_logged, serve_one_bot  # noqa: F401
+from tests.support.harness import as_message, no_error_logged, serve_one_bot  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("no_error_logged")
 
@@ -179,7 +179,8 @@ class _Keeps(_AnswerAtOnce):
         self.starts: list[pb.MatchStarted] = []
         self.views: list[pb.PlayerView] = []
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         if self.moved:
             return
         if msg.HasField("match_started"):

@@ -26,6 +26,7 @@ from engine import Game, IllegalActionError, PlayerView, ReplayError, Ruleset
 from engine.rules import PRESETS
 from engine.view import observe
 from sdk.local import mean_ci95, play_local, play_series, record_decisions
+from tests.support.harness import as_message
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,7 +44,8 @@ class _Concedes(_AnswerAtOnce):
         self.concedes = concedes
         self.views: list[pb.PlayerView] = []
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         kind = msg.WhichOneof("kind")
         if kind == "match_started":
             self.views.append(_copy(msg.match_started.view))
@@ -132,7 +134,8 @@ class _Resumes(_Concedes):
         self.other, self.watched, self.first_of_deal = other, watched, first_of_deal
         self.then: _Concedes | None = then
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         r = msg.decision_request if msg.HasField("decision_request") else None
         if r is not None and self.then is not None:
             v = r.view

@@ -56,6 +56,7 @@ from sdk.client import BotRunner, _Outbox
 from tests.arena.fake_referee import FakeReferee, make_config, run_fake
 from tests.arena.test_run_ends_round55 import _no_group_but_needs, _stored_ids
 from tests.sdk.test_hot_path_round48 import _Same
+from tests.support.harness import as_message
 
 # ----------------------------------------------------------------- perf55r: the referee
 
@@ -73,7 +74,8 @@ class _Answers(Stream):
         self.rng = random.Random(seed)
         self.views: dict[str, list[pb.PlayerView]] = defaultdict(list)
 
-    def put(self, msg: pb.ServerMessage) -> None:
+    def put(self, msg: pb.ServerMessage | bytes) -> None:
+        msg = as_message(msg)  # (a request comes as its wire bytes)
         if msg.HasField("decision_request"):
             r = msg.decision_request
             view = pb.PlayerView()

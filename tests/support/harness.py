@@ -336,6 +336,12 @@ async def welcomed_call(channel: Any, token: str, name: str = "raw") -> Any:
     return call
 
 
+def as_message(msg: pb.ServerMessage | bytes) -> pb.ServerMessage:
+    """What a stream is given to send (``Stream.put``), as a message: the referee hands it a
+    decision request as the message's wire bytes (``MatchRunner._send_request``)."""
+    return pb.ServerMessage.FromString(msg) if isinstance(msg, bytes) else msg
+
+
 def attach_in_process(ref: Referee, names: tuple[str, ...], answer: Any) -> dict[str, Any]:
     """Bots ``names`` of ``ref`` on in-process streams, no network: each decision request
     goes to ``answer(bot name, request)`` on the next turn of the loop, as a read would
@@ -345,7 +351,8 @@ def attach_in_process(ref: Referee, names: tuple[str, ...], answer: Any) -> dict
     class Hooked(Stream):
         __slots__ = ("bot",)
 
-        def put(self, msg: pb.ServerMessage) -> None:
+        def put(self, msg: pb.ServerMessage | bytes) -> None:
+            msg = as_message(msg)  # (a request comes as its wire bytes)
             super().put(msg)
             if msg.HasField("decision_request"):
                 asyncio.get_running_loop().call_soon(answer, self.bot, msg.decision_request)

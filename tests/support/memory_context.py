@@ -39,8 +39,9 @@ class MemoryContext:
     async def send_initial_metadata(self, metadata: Any) -> None:
         pass
 
-    async def write(self, msg: pb.ServerMessage) -> None:
-        self.sent.append(msg)
+    async def write(self, msg: pb.ServerMessage | bytes) -> None:
+        # (bytes: a message as its wire bytes, a request or a batch; what a client parses)
+        self.sent.append(pb.ServerMessage.FromString(msg) if isinstance(msg, bytes) else msg)
 
     def set_code(self, code: grpc.StatusCode) -> None:
         self.code = code
