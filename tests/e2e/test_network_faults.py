@@ -60,10 +60,13 @@ def _mid_trick(msg: pb.ServerMessage) -> bool:
 
 
 def _last_decision(msg: pb.ServerMessage) -> bool:
+    # One of the match's last requests: the last deal's play with at most four cards left.
+    # (At most two, as it was, never came in some matches: the bot's last cards there were
+    # forced, or answered ahead without a request, since the "ahead" feature of 2026-12-12.)
     r = _request(msg)
     v = r.view if r is not None else None
     return v is not None and v.deal_number == DEALS - 1 and v.phase == pb.PHASE_PLAYING and (
-        len(v.hand) <= 2)  # fmt: skip
+        len(v.hand) <= 4)  # fmt: skip
 
 
 def _ended(msg: pb.ServerMessage) -> bool:
