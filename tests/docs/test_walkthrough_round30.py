@@ -242,7 +242,7 @@ _BOTS = '[bots]\na = "random"\nb = "random"\nc = "random"\n'
         ('[bots]\na = "random"\nb = "random"\nc = { bot = "random", workers = 0 }\n',
          "bots.c.workers: must be from 1 to 256, got 0"),
         ('[bots]\n"-c" = "random"\na = "random"\nb = "random"\n',
-         "bots.'-c': a bot name starts with a letter or a digit"),
+         "bots.-c: a bot name starts with a letter or a digit"),  # (a bare TOML key)
     ],
 )  # fmt: skip
 def test_a_bad_config_is_named_and_starts_nothing(tmp_path: Path, body: str, said: str) -> None:

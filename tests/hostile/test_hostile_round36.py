@@ -316,18 +316,28 @@ class World:
         """Stop whatever a failed ``_start`` had started, then the loop and its thread."""
 
         async def stop_started() -> None:
-            started = [getattr(self, "table", None), *getattr(self, "runner_tasks", [])]
-            for task in started:
-                if task is not None:
+            # In _stop's order (the table, the streams ended, the bots' runs, the server),
+            # each step bounded, so that one that hangs leaves the others done.
+            table = getattr(self, "table", None)
+            if table is not None:
+                table.cancel()
+                await asyncio.gather(table, return_exceptions=True)
+            if hasattr(self, "ref"):
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self.ref.end_streams(final=True), 30)
+            runs = getattr(self, "runner_tasks", [])
+            if runs:
+                _, late = await asyncio.wait(runs, timeout=30)
+                for task in late:
                     task.cancel()
-            await asyncio.gather(*(t for t in started if t is not None), return_exceptions=True)
+                await asyncio.gather(*runs, return_exceptions=True)
             if hasattr(self, "info"):
                 await self.info.close()
             if hasattr(self, "server"):
                 await self.server.stop(0)
 
         try:
-            asyncio.run_coroutine_threadsafe(stop_started(), self.loop).result(30)
+            asyncio.run_coroutine_threadsafe(stop_started(), self.loop).result(120)
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(10)
