@@ -23,44 +23,7 @@ from arena.protocol import (
 from arena.v1 import arena_pb2 as pb
 from sdk import wire_view
 from tests.sdk.test_wire_view_round54 import _matches
-
-
-class _NoIter:
-    """A repeated field that may be sliced, measured and tested, not iterated (its
-    messages wrapped as :class:`_Msg`)."""
-
-    def __init__(self, items: Any) -> None:
-        self._items = [_wrap(x) for x in items]
-
-    def __getitem__(self, key: Any) -> Any:
-        assert isinstance(key, slice), "read by index"
-        return self._items[key]
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Any:
-        raise AssertionError("a protobuf container iterated: it raises IndexError at its end")
-
-
-class _Msg:
-    """A protobuf message whose repeated fields (its sub-messages' too) are :class:`_NoIter`."""
-
-    def __init__(self, msg: Any) -> None:
-        self._msg = msg
-
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self._msg, name)
-        field = self._msg.DESCRIPTOR.fields_by_name.get(name)
-        if field is None:
-            return value  # (a method: HasField, WhichOneof, SerializeToString, ...)
-        if field.is_repeated:
-            return _NoIter(value)
-        return _wrap(value)
-
-
-def _wrap(value: Any) -> Any:
-    return _Msg(value) if hasattr(value, "DESCRIPTOR") else value
+from tests.support.no_iter import NoIterMsg
 
 
 def _cold(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,8 +41,8 @@ def test_view_from_pb_reads_repeated_fields_by_a_slice(monkeypatch: pytest.Monke
         ruleset, previous = views[0].ruleset, None
         for v, msg in zip(views, sent, strict=True):
             # The whole view (every result, bid and trick in it) and as sent (left out).
-            assert view_from_pb(_Msg(view_to_pb(v)), ruleset) == v
-            got = view_from_pb(_Msg(msg), ruleset, previous)
+            assert view_from_pb(NoIterMsg(view_to_pb(v)), ruleset) == v
+            got = view_from_pb(NoIterMsg(msg), ruleset, previous)
             assert got == view_from_pb(msg, ruleset, previous) == v
             previous = got
             checked += 1
@@ -95,7 +58,7 @@ def test_learn_reads_the_items_by_a_slice(monkeypatch: pytest.MonkeyPatch) -> No
     ruleset, previous = views[0].ruleset, None
     for v, msg in zip(views, sent, strict=True):
         items = wire_view._ItemView.FromString(msg.SerializeToString())
-        wrapped = _Msg(items)
+        wrapped = NoIterMsg(items)
         view = wire_view.view_from_pb(msg, ruleset, previous)
         wire_view._learn(wrapped, ruleset.players, view)
         assert wire_view._known_view(items, ruleset.players, ruleset, previous) == view == v
@@ -110,17 +73,17 @@ def _a_result() -> Any:
 def test_deal_result_from_pb_reads_by_a_slice() -> None:
     result, n = _a_result()
     msg = deal_result_to_pb(result)
-    assert deal_result_from_pb(_Msg(msg), n) == deal_result_from_pb(msg, n) == result
-    assert deal_result_from_pb(_Msg(msg)) == result  # (no table size: no per-seat check)
+    assert deal_result_from_pb(NoIterMsg(msg), n) == deal_result_from_pb(msg, n) == result
+    assert deal_result_from_pb(NoIterMsg(msg)) == result  # (no table size: no per-seat check)
     del msg.takes[0]
     with pytest.raises(MalformedMessageError, match=rf"deal_result\.takes: {n - 1} values"):
-        deal_result_from_pb(_Msg(msg), n)
+        deal_result_from_pb(NoIterMsg(msg), n)
 
 
 def test_match_result_from_pb_reads_by_a_slice() -> None:
     msg = pb.MatchResult(scores=[1010, 420, -60], places=[1, 2, 3], shortfalls=[0, 3, 5],
                          deals=12, reason="score")  # fmt: skip
-    got = match_result_from_pb(_Msg(msg), 3)
+    got = match_result_from_pb(NoIterMsg(msg), 3)
     assert got == match_result_from_pb(msg, 3)
     assert (got.scores, got.places, got.shortfalls, got.winner) == (
         (1010, 420, -60),
@@ -130,4 +93,4 @@ def test_match_result_from_pb_reads_by_a_slice() -> None:
     )
     msg.places[2] = 4
     with pytest.raises(MalformedMessageError, match=r"match_result\.places: place 4 at a 3-player"):
-        match_result_from_pb(_Msg(msg), 3)
+        match_result_from_pb(NoIterMsg(msg), 3)

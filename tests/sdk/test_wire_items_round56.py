@@ -19,6 +19,7 @@ from sdk import client, wire_view
 from sdk.client import BotRunner, _Outbox
 from sdk.wire_view import _known_view, request_view, wire_items
 from tests.sdk.test_wire_view_round54 import _counting, _matches
+from tests.support.no_iter import NoIterMsg
 
 
 def _request(view: pb.PlayerView, rid: str) -> pb.ServerMessage:
@@ -93,34 +94,6 @@ def test_a_view_sent_in_two_parts_is_merged_as_protobuf_merges_it() -> None:
     assert got == view_from_pb(full, views[0].ruleset, None) == views[0]
 
 
-class _NoIter:
-    """A repeated field that may be sliced, measured and tested, not iterated."""
-
-    def __init__(self, items: Any) -> None:
-        self._items = list(items)
-
-    def __getitem__(self, key: Any) -> Any:
-        assert isinstance(key, slice), "read by index"
-        return self._items[key]
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Any:
-        raise AssertionError("a protobuf container iterated: it raises IndexError at its end")
-
-
-class _Items:
-    def __init__(self, msg: Any) -> None:
-        self._msg = msg
-
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self._msg, name)
-        if name in wire_view._ITEMS or name in ("players", "active_seats", "scores", "barrel"):
-            return _NoIter(value)
-        return value
-
-
 def test_the_view_items_are_read_by_a_slice_not_iterated(monkeypatch: pytest.MonkeyPatch) -> None:
     # (wire_view calls ItemView's HasField unbound, which only a real message takes)
     monkeypatch.setattr(wire_view, "_has", lambda items, name: items.HasField(name))
@@ -128,7 +101,7 @@ def test_the_view_items_are_read_by_a_slice_not_iterated(monkeypatch: pytest.Mon
     ruleset, previous = views[0].ruleset, None
     for v, msg in zip(views, sent, strict=True):
         view = request_view(msg, ruleset, previous)  # (learns what is new)
-        items = _Items(wire_view._ItemView.FromString(msg.SerializeToString()))
+        items = NoIterMsg(wire_view._ItemView.FromString(msg.SerializeToString()))
         assert _known_view(items, ruleset.players, ruleset, previous) == view == v
         previous = view
 
