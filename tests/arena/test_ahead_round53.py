@@ -28,6 +28,7 @@ from engine.actions import Bid, Play
 from engine.cards import Card
 from engine.rules import PRESETS
 from tests.support.harness import as_message
+from tests.support.streams import referee_with_streams
 
 #: Given the view answered and the action chosen: the actions ahead to send with it.
 Ahead = Callable[[PlayerView, Action], list[pb.Action]]
@@ -93,15 +94,12 @@ def _play(
     config: RefereeConfig | None = None,
 ) -> tuple[dict[str, Any], list[_Bot], Referee]:
     async def main() -> tuple[dict[str, Any], list[_Bot], Referee]:
-        referee = Referee(config or RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
-        bots = []
-        for name in ("a", "b", "c"):
-            referee.add_bot(name, f"token-{name}")
-            session = referee.session(name)
-            bot = _Bot(referee, session, ahead, mangle)
-            bot.ahead = feature
-            session.attach(bot)
-            bots.append(bot)
+        def bot(referee: Referee, _name: str, session: BotSession) -> _Bot:
+            made = _Bot(referee, session, ahead, mangle)
+            made.ahead = feature  # (as its Hello said: set before it is attached)
+            return made
+
+        referee, bots = referee_with_streams(bot, config)
         rules = dataclasses.replace(PRESETS["classic"], max_deals=deals)
         rec = await referee.run_match("m1", rules, seed, ["a", "b", "c"])
         return rec, bots, referee

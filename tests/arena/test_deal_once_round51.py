@@ -18,7 +18,7 @@ import pytest
 
 from arena.bench.referee_logic import _AnswerAtOnce
 from arena.protocol import MalformedMessageError, view_from_pb, view_to_pb
-from arena.referee import Referee, RefereeConfig
+from arena.referee import Referee
 from arena.referee import core as core_mod
 from arena.referee import match as match_mod
 from arena.referee.sessions import BotSession
@@ -28,6 +28,7 @@ from engine.rules import PRESETS
 from engine.view import observe
 from sdk.bot import Bot
 from tests.support.harness import as_message, play_sdk_match
+from tests.support.streams import referee_with_streams
 
 
 def _seat_views(seed: int, deals: int, preset: str = "classic") -> list[list[PlayerView]]:
@@ -149,14 +150,9 @@ def test_only_a_bot_that_asked_gets_views_without_what_it_has(
     monkeypatch.setattr(match_mod, "game_view_bytes", view_bytes)
 
     async def main() -> list[_Captures]:
-        referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
-        streams = []
-        for name, asks in (("a", True), ("b", False), ("c", True)):
-            referee.add_bot(name, f"token-{name}")
-            session = referee.session(name)
-            stream = _Captures(referee, session, asks)
-            session.attach(stream)
-            streams.append(stream)
+        referee, streams = referee_with_streams(  # (b did not ask)
+            lambda referee, name, session: _Captures(referee, session, name != "b")
+        )
         rules = dataclasses.replace(PRESETS["classic"], max_deals=4)
         await asyncio.gather(
             *(referee.run_match(f"m{i}", rules, 11 + i, ["a", "b", "c"]) for i in range(3))
@@ -282,18 +278,13 @@ def test_a_request_sent_again_on_a_new_stream_is_whole(asks_again: bool) -> None
     an older SDK), and the new stream leaves out only what it was sent."""
 
     async def main() -> tuple[_Holds, _Captures]:
-        referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
-        streams: list[_Captures] = []
-        for name in ("a", "b", "c"):
-            referee.add_bot(name, f"token-{name}")
-            session = referee.session(name)
-            if name == "a":
+        def stream(referee: Referee, name: str, session: BotSession) -> _Captures:
+            if name == "a":  # (its stream held, then this new one said Hello)
                 later = _Captures(referee, session, deal_once=asks_again)
-                stream: _Captures = _Holds(referee, session, later)
-            else:
-                stream = _Captures(referee, session, deal_once=True)
-            session.attach(stream)
-            streams.append(stream)
+                return _Holds(referee, session, later)
+            return _Captures(referee, session, deal_once=True)
+
+        referee, streams = referee_with_streams(stream)
         rules = dataclasses.replace(PRESETS["classic"], max_deals=3)
         await referee.run_match("m1", rules, 5, ["a", "b", "c"])
         first = streams[0]

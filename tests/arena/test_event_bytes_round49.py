@@ -19,12 +19,13 @@ from arena.protocol import (
     event_item,
     seat_action_to_pb,
 )
-from arena.referee import Referee, RefereeConfig
+from arena.referee import Referee
 from arena.referee import match as match_module
 from arena.referee.sessions import BotSession, Stream
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Bid, Card, Concede, Game, Give, HiddenGive, Pass, Play
 from tests.support.harness import as_message
+from tests.support.streams import referee_with_streams
 
 _ACTIONS: list[Any] = [
     Bid(120),
@@ -144,14 +145,9 @@ class _Recording(_AnswerAtOnce):
 
 def _events_of_matches() -> list[list[bytes]]:
     async def run() -> list[list[bytes]]:
-        referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
-        streams = []
-        for name in ("a", "b", "c"):
-            referee.add_bot(name, f"token-{name}")
-            session = referee.session(name)
-            stream = _Recording(referee, session)
-            session.attach(stream)
-            streams.append(stream)
+        referee, streams = referee_with_streams(
+            lambda referee, _name, session: _Recording(referee, session)
+        )
         rules = dataclasses.replace(PRESETS["classic"], max_deals=3)
         # Two matches at once, then one more: the caches shared across matches and ids.
         await asyncio.gather(

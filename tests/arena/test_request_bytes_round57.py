@@ -20,11 +20,12 @@ import pytest
 
 from arena.bench.referee_logic import _AnswerAtOnce, request_ids
 from arena.protocol import batch_bytes, decision_request_bytes, game_view_bytes, view_to_pb
-from arena.referee import Referee, RefereeConfig
+from arena.referee import Referee
 from arena.referee.sessions import BotSession, Stream
 from arena.v1 import arena_pb2 as pb
 from engine import Game, observe
 from engine.rules import PRESETS
+from tests.support.streams import referee_with_streams
 
 
 def _by_fields(
@@ -124,14 +125,9 @@ class _Checks(_AnswerAtOnce):
 @pytest.mark.parametrize("features", [False, True])
 def test_matches_send_each_request_as_protobuf_writes_it(features: bool) -> None:
     async def run() -> list[_Checks]:
-        referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
-        streams = []
-        for name in ("a", "b", "c"):
-            referee.add_bot(name, f"token-{name}")
-            session = referee.session(name)
-            stream = _Checks(referee, session, features)
-            session.attach(stream)
-            streams.append(stream)
+        referee, streams = referee_with_streams(
+            lambda referee, _name, session: _Checks(referee, session, features)
+        )
         rules = dataclasses.replace(PRESETS["classic"], max_deals=4)
         await asyncio.gather(
             *(referee.run_match(f"t{t}", rules, 21 + t, ["a", "b", "c"]) for t in range(2))
