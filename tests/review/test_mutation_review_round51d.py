@@ -27,6 +27,7 @@ from engine.rules import PRESETS
 from engine.view import observe
 from sdk.local import mean_ci95, play_local, play_series, record_decisions
 from tests.support.harness import as_message
+from tests.support.streams import referee_with_streams
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,15 +75,10 @@ def _copy(view: pb.PlayerView) -> pb.PlayerView:
 
 def _play_conceding(rules: Ruleset, seed: int) -> list[_Concedes]:
     async def main() -> list[_Concedes]:
-        referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
-        streams = []
         names = ["a", "b", "c", "d"][: rules.players]
-        for name in names:
-            referee.add_bot(name, f"token-{name}")
-            session = referee.session(name)
-            stream = _Concedes(referee, session)
-            session.attach(stream)
-            streams.append(stream)
+        referee, streams = referee_with_streams(
+            lambda referee, _name, session: _Concedes(referee, session), names=names
+        )
         rec = await referee.run_match("m1", rules, seed, names)
         assert not rec["incidents"]
         return streams
