@@ -2,8 +2,9 @@
 
 Each measurement is a small real tournament (referee in-process, one process per bot, the
 same code path as ``arena tournament``) in a temporary directory, at concurrency 1, 4 and
-16. The clock runs from the moment every bot is connected to the last stored match, so bot
-start-up is not counted.
+16, of more matches the higher the concurrency (:func:`sets_for`: 48, 96 and 192 at the
+default ``seconds``), so that each lasts about as long. The clock runs from the moment
+every bot is connected to the last stored match, so bot start-up is not counted.
 
 ``recording_share_percent``: the time spent recording results and updating ratings
 (``TournamentOutcome.record_s``: the CPU time of building each match's record at its end
@@ -38,7 +39,7 @@ from typing import Any
 from arena.tournament.config import parse_config
 from arena.tournament.runner import RunOptions, TournamentOutcome, run
 
-__all__ = ["bench_tournament", "main", "recording_parts", "share_summary"]
+__all__ = ["bench_tournament", "main", "recording_parts", "sets_for", "share_summary"]
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +51,9 @@ def bench_tournament(
 ) -> dict[str, Any]:
     """Matches per minute of 4 random bots (24 matches per deal-seed set) per concurrency.
 
-    ``seconds`` scales the work: about ``seconds`` x 24 matches per measurement (at least 24,
-    one full round robin). Two sets at the default: with one, a tournament at concurrency 16
-    lasted about 1.3 s, and one slow commit of the storage put its recording share from 4 %
-    to 7 %.
+    ``seconds`` scales the work: :func:`sets_for` deal-seed sets per measurement (at least
+    one full round robin, 24 matches).
     """
-    sets = max(1, round(seconds))
     out: dict[str, Any] = {}
     parts: dict[str, Any] = {}
     shares: list[float] = []
@@ -66,7 +64,7 @@ def bench_tournament(
                     "name": f"bench-c{c}",
                     "ruleset": "classic",
                     "seed": 1,
-                    "matches_per_table": sets,
+                    "matches_per_table": sets_for(seconds, c),
                     "max_deals": max_deals,
                     "concurrency": c,
                     "db": str(Path(tmp) / "bench.sqlite"),
@@ -99,6 +97,23 @@ def bench_tournament(
     out["recording_parts"] = parts
     out["setup"] = f"4 random bots, classic, max_deals {max_deals}, real gRPC on loopback"
     return out
+
+
+def sets_for(seconds: float, concurrency: int) -> int:
+    """Deal-seed sets (24 matches each) of the measure at ``concurrency``: ``seconds``
+    times the whole square root of the concurrency, rounded, at least 1 (2, 4 and 8 at
+    concurrency 1, 4 and 16 at the default 2 s: 48, 96 and 192 matches).
+
+    A tournament at 4 or 16 tables plays about twice, or two to three times, as many
+    matches a second as one at 1. With 48 matches at each, the concurrency-16 one lasted
+    about 1.1 s on a quiet machine, and one event of a run (a slow fsync at its end or in
+    ``finalize``, a full garbage collection landing in a record's building: 50-100 ms)
+    moved a share by two points (5.60 % at concurrency 4 and 6.13 % at 16, once each, in
+    runs that measured 3.3-3.7 % otherwise). What a long tournament pays is the per-match
+    part; a measure about as long as the one-table one spreads the run's fixed end and
+    such an event over as many seconds of play (docs/performance.md, "Recording measure
+    of 2026-12-17")."""
+    return max(1, round(seconds * math.isqrt(max(1, concurrency))))
 
 
 def recording_parts(outcome: TournamentOutcome) -> dict[str, Any]:

@@ -201,7 +201,8 @@ def test_the_tournament_figures_from_fake_runs(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(bench_tournament_mod, "run", fake_run)
     out = bench_tournament_mod.bench_tournament(seconds=2.6, concurrency=(1, 4))
-    assert [c.matches_per_table for c in configs] == [3, 3]
+    # (3 sets at concurrency 1; 5, round(2.6 x 2), at 4: round 58 scaled them)
+    assert [c.matches_per_table for c in configs] == [3, 5]
     assert out["concurrency 1"] == {
         "matches": 72,
         "matches_per_min": 432.0,  # 72 matches in 10 s of play
