@@ -11,7 +11,10 @@ private names, where the product gives a way in:
   as its other faults (capped), but says nothing of one of a match it refused or saw end;
   counts a refusal for a match it refused or saw end (it held them), not for one never
   started;
-- the SDK reads each message's kind under protobuf's pure-Python backend too.
+- the SDK reads each message's kind under protobuf's pure-Python backend too;
+- ``arena-bot try --seed`` of thousands of digits is refused naming the range, the number
+  not echoed whole (past 4,300 digits Python's ``int`` refused it, and click's message
+  echoed it whole).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import random
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from arena.protocol import action_event_to_pb, decision_request_bytes, message_bytes
 from arena.referee import Referee, RefereeConfig
@@ -31,6 +35,7 @@ from arena.v1 import arena_pb2 as pb
 from bots.random_bot import RandomBot
 from engine import Pass
 from engine.rules import PRESETS
+from sdk.cli import main as bot_cli
 from sdk.client import BotRunner, _Outbox
 from tests.sdk.test_hostile_arena import _game, deal_ended, ended, started
 
@@ -258,6 +263,7 @@ from arena.protocol import action_event_to_pb
 from arena.v1 import arena_pb2 as pb
 from bots.random_bot import RandomBot
 from engine import Pass
+from sdk.cli import main as bot_cli
 from sdk.client import BotRunner, _Outbox
 from tests.sdk.test_hostile_arena import _game, started
 
@@ -328,3 +334,35 @@ def test_the_sdk_reads_each_kind_under_protobufs_python_backend() -> None:
     assert "said match m1: action event 1 repeats an earlier one (the last was 1)" in out, out
     assert "written ['decisions']" in out, out
     assert "views differ 0 to_act 0 True" in out, out
+
+
+# ------------------------------------------------------------ --seed's digits (limits57)
+
+
+@pytest.mark.parametrize("digits", [3_001, 5_000])
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_a_seed_of_thousands_of_digits_is_refused_naming_the_range(
+    tmp_path: Path, digits: int, sign: str
+) -> None:
+    """Mutant L13 (the number echoed whole) survived: the tests' longest was 301 digits,
+    under their bound on the message. And a defect: past 4,300 digits (Python's limit on
+    ``int`` of a text) the seed was refused by click as "not a valid integer", echoed whole
+    (5,000 digits on the terminal) and the range unsaid."""
+    seed = sign + "1" + "0" * (digits - 1)
+    r = CliRunner().invoke(bot_cli, ["try", "random", "--records", str(tmp_path / "rec"),
+                                     f"--seed={seed}"])  # fmt: skip
+    assert r.exit_code == 2, r.output[:600]
+    out = " ".join(r.output.split())
+    assert f"{sign}10000000000000000000... ({digits:,} digits) is out of range: a seed is " \
+        "an integer from -2**63 to 2**63-1" in out, out[:600]  # fmt: skip
+    assert len(out) < 600, out[:600]
+    assert not (tmp_path / "rec").exists()
+
+
+def test_a_seed_written_with_many_leading_zeros_is_the_number_it_is(tmp_path: Path) -> None:
+    """(the refusal of a long seed counts its digits, not its zeros in front)"""
+    seed = "-" + "0" * 60 + "7"
+    r = CliRunner().invoke(bot_cli, ["try", "random", "-n", "1", "--max-deals", "1",
+                                     f"--seed={seed}", "--records", str(tmp_path)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert [p.name for p in tmp_path.iterdir()] == ["local-minus7-0.json"]
