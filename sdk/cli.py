@@ -15,6 +15,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -900,6 +901,10 @@ _SEED_HELP = (
 )
 
 
+#: An integer's digits as ``int`` reads them (``_`` between two digits).
+_DIGITS_RE = re.compile(r"[0-9](?:_?[0-9])*")
+
+
 class _Seed(click.ParamType[int]):
     """``--seed`` of ``try`` and ``play``: an integer from -2**63 to 2**63-1, as a
     tournament's (0 to 2**63-1) and the negative ones besides. A match's record file is
@@ -912,14 +917,26 @@ class _Seed(click.ParamType[int]):
     LOW, HIGH = -(2**63), 2**63 - 1
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, str):
+            # Counted from the text: past 4,300 digits ``int`` refuses a text (Python's
+            # limit), and click said "not a valid integer" with the number echoed whole.
+            text = value.strip()
+            body = text[1:] if text[:1] in ("+", "-") else text
+            digits = body.replace("_", "").lstrip("0")
+            if len(digits) > 30 and _DIGITS_RE.fullmatch(body):
+                self._out_of_range(text[:1] if text[:1] == "-" else "", digits, param, ctx)
         n: int = click.INT.convert(value, param, ctx)
         if not self.LOW <= n <= self.HIGH:
-            digits = len(str(abs(n)))
-            shown = str(n) if digits <= 30 else f"{str(n)[:20]}... ({digits:,} digits)"
-            self.fail(f"{shown} is out of range: a seed is an integer from -2**63 to 2**63-1 "
-                      "(19 digits at most), as the record files of its matches are named "
-                      "after it", param, ctx)  # fmt: skip
+            self._out_of_range("-" if n < 0 else "", str(abs(n)), param, ctx)
         return n
+
+    def _out_of_range(
+        self, sign: str, digits: str, param: click.Parameter | None, ctx: click.Context | None
+    ) -> NoReturn:
+        shown = digits if len(digits) <= 30 else f"{digits[:20]}... ({len(digits):,} digits)"
+        self.fail(f"{sign}{shown} is out of range: a seed is an integer from -2**63 to "
+                  "2**63-1 (19 digits at most), as the record files of its matches are named "
+                  "after it", param, ctx)  # fmt: skip
 
 
 _SEED = _Seed()
