@@ -1835,7 +1835,8 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
                 raise ValueError("the file is empty" + (" (whitespace only)" if text else ""))
             data = _jsonl_record(text) if path.suffix == ".jsonl" else json.loads(text)
         except (OSError, ValueError, RecursionError) as e:
-            raise LookupError(f"{arg}: not a readable match record: {e}") from e
+            cut = f"{_CUT_SHORT}; " if _ends_early(e) else ""
+            raise LookupError(f"{arg}: not a readable match record: {cut}{e}") from e
         except MemoryError:  # read whole: a MemoryError traceback
             raise LookupError(too_large + (f" ({size:,} bytes)" if size else "")) from None
         if not isinstance(data, dict):
@@ -1868,6 +1869,25 @@ def _size(path: Path) -> int | None:
         return path.stat().st_size
     except OSError:
         return None
+
+
+#: What a record file that ends before its JSON does is: JSON's own words ("Expecting
+#: value: line 1 column 1913") did not say the file was cut, the likely cause.
+_CUT_SHORT = (
+    "the file ends before the record does (cut short: a copy or download that stopped, a full disk)"
+)
+
+
+def _ends_early(e: BaseException) -> bool:
+    """Whether a record file's read or parse failed because the file stops too soon: in the
+    middle of a character (a suit is 3 bytes of UTF-8), a string or a value."""
+    if isinstance(e, UnicodeDecodeError):
+        return e.reason == "unexpected end of data" and e.end >= len(e.object)
+    if isinstance(e, json.JSONDecodeError):
+        # (a JSON string only goes unterminated at the end: a raw newline in one is
+        # "Invalid control character")
+        return e.msg.startswith("Unterminated string") or e.pos >= len(e.doc.rstrip())
+    return False
 
 
 def _jsonl_record(text: str) -> Any:

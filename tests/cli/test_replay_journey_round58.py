@@ -1,0 +1,65 @@
+"""A reader's journey through `arena replay` (round 58): what it says of bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main as arena
+from engine.game import Game
+
+
+def _record_text() -> str:
+    """A whole played match's record, as `arena replay --list --export` writes one."""
+    g = Game.new("classic", 7, ["ann", "bob", "cid"])
+    rng = random.Random(0)
+    while not g.is_over and g.deal_number < 2:
+        g.apply(rng.choice(g.legal_actions()))
+    return json.dumps(g.record(), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.9, "mid-suit"])
+def test_a_record_file_cut_short_is_said_to_be_cut_short(tmp_path: Path, keep: object) -> None:
+    """Defect: a record file cut short (a copy or download that stopped) said only JSON's
+    words, `not a readable match record: Expecting value: line 1 column 1913 (char 1912)`,
+    or, cut inside a suit's 3 bytes of UTF-8, `'utf-8' codec can't decode bytes in
+    position 1998-1999: unexpected end of data`: nothing said the file was incomplete."""
+    data = _record_text().encode("utf-8")
+    if keep == "mid-suit":
+        cut = data.index("♠".encode()) + 1  # (inside the character)
+    else:
+        assert isinstance(keep, float)
+        cut = int(len(data) * keep)
+    path = tmp_path / "m.json"
+    path.write_bytes(data[:cut])
+    for args in ([str(path)], ["--check", str(path)]):
+        r = CliRunner().invoke(arena, ["replay", *args])
+        assert r.exit_code == 2, r.output
+        assert (
+            f"{path}: not a readable match record: the file ends before the record does "
+            "(cut short: a copy or download that stopped, a full disk); " in r.output
+        ), r.output
+    assert path.read_bytes() == data[:cut]  # (read only)
+
+
+def test_bad_json_that_is_not_cut_short_is_not_said_to_be(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    whole = _record_text()
+    for text in (whole[:-1] + ",}", whole + " x", '{"a": 1,}'):
+        path.write_text(text, encoding="utf-8")
+        r = CliRunner().invoke(arena, ["replay", str(path)])
+        assert r.exit_code == 2, r.output
+        assert "not a readable match record: " in r.output, r.output
+        assert "cut short" not in r.output, r.output
+
+
+def test_a_whole_record_file_still_replays(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    path.write_text(_record_text(), encoding="utf-8")
+    r = CliRunner().invoke(arena, ["replay", str(path)])
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("Match: classic, no deal cap, seed 7, players ann, bob, cid")
