@@ -665,6 +665,8 @@ class Storage:
         # (before connecting: a file put in its place meanwhile is read under the old id,
         # and the next reader finds the new one, not the reverse)
         st.file_id = _file_id(p)
+        logs = [p.with_name(p.name + suffix) for suffix in ("-wal", "-shm")]
+        absent = [f for f in logs if not f.exists()]
         with st._guard("opening read-only"):
             st.conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
             st.conn.row_factory = sqlite3.Row
@@ -674,6 +676,7 @@ class Storage:
                     raise StorageError(f"{p} is an empty database: no tournament is stored in it")
         except BaseException:
             st.close()
+            _remove_empty_logs(absent)
             raise
         return st
 
@@ -2002,6 +2005,20 @@ def _file_size_limit_reached(path: Path) -> tuple[int, Path] | None:
     return None
 
 
+def _remove_empty_logs(made: Sequence[Path]) -> None:
+    """Remove the ``-wal`` and ``-shm`` that a read-only connection to a damaged database
+    (its header says WAL, its pages are cut or garbled) made beside it before SQLite found
+    the damage: a reader that refused the file left two files there. Kept when the log is
+    not empty: a writer (a run on the same file) has used it since."""
+    wal = [f for f in made if f.name.endswith("-wal")]
+    with contextlib.suppress(OSError):
+        if any(f.exists() and f.stat().st_size > 0 for f in wal):
+            return
+    for f in made:
+        with contextlib.suppress(OSError):
+            f.unlink()
+
+
 def _reads_its_log(uri: str, timeout: float) -> bool:
     """Whether a read-only connection to ``uri``, in a directory this user cannot write,
     reads the database with its write-ahead log: it can where the ``-wal`` and ``-shm`` of a
@@ -2092,7 +2109,11 @@ def _translate(
             )
         return StorageError(f"cannot open {path} ({what}): check the path and permissions")
     if base in (11, 26) or "not a database" in text or "malformed" in text:
-        return StorageError(f"{path} is not a Thousand Arena database or is damaged ({what})")
+        # (SQLite's words tell a file that is no database from a damaged one: "file is not
+        # a database", "database disk image is malformed")
+        return StorageError(
+            f'{path} is not a Thousand Arena database or is damaged ({what}: SQLite says "{e}")'
+        )
     if "no such table" in text:  # a read-only viewer that skipped Storage's own check
         return StorageError(f"{path} is not a Thousand Arena database ({e}; {what})")
     return StorageError(f"{path}: database error while {what}: {e}")

@@ -63,3 +63,47 @@ def test_a_whole_record_file_still_replays(tmp_path: Path) -> None:
     r = CliRunner().invoke(arena, ["replay", str(path)])
     assert r.exit_code == 0, r.output
     assert r.output.startswith("Match: classic, no deal cap, seed 7, players ann, bob, cid")
+
+
+def _cut_database(tmp_path: Path) -> Path:
+    """An arena database cut to its first half, as a copy that stopped leaves it."""
+    from arena.storage import Storage
+
+    whole = tmp_path / "whole.sqlite"
+    Storage(whole).close()
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.sqlite"
+    cut.write_bytes(data[: len(data) // 2])
+    return cut
+
+
+@pytest.mark.parametrize(
+    ("kind", "sqlite_says"),
+    [("text", "file is not a database"), ("cut", "database disk image is malformed")],
+)
+def test_a_database_that_is_no_database_or_is_damaged_says_what_sqlite_found(
+    tmp_path: Path, kind: str, sqlite_says: str
+) -> None:
+    """Defect: `arena replay --db X m00003`, `arena leaderboard --db X` said only `X is not a
+    Thousand Arena database or is damaged (opening read-only)`, the same of a text file and
+    of a database cut short: SQLite's words tell the two apart. Nothing is written."""
+    if kind == "text":
+        db = tmp_path / "notes.sqlite"
+        db.write_text("not a database, just notes\n", encoding="utf-8")
+    else:
+        db = _cut_database(tmp_path)
+    before = db.read_bytes()
+    for args, code in (
+        (["replay", "--db", str(db), "m00003"], 2),
+        (["replay", "--list", "--db", str(db)], 1),
+        (["leaderboard", "--db", str(db)], 1),
+    ):
+        r = CliRunner().invoke(arena, args)
+        assert r.exit_code == code, (args, r.output)
+        assert (
+            f"{db} is not a Thousand Arena database or is damaged (opening read-only: SQLite "
+            f'says "{sqlite_says}")' in r.output
+        ), (args, r.output)
+        assert "Traceback" not in r.output
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(db.name)) == [db.name]
