@@ -107,3 +107,13 @@ def test_a_database_that_is_no_database_or_is_damaged_says_what_sqlite_found(
         assert "Traceback" not in r.output
     assert db.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(db.name)) == [db.name]
+
+
+def test_the_documented_export_folder_is_ignored_by_git() -> None:
+    """Defect: the README's `arena replay --list --export exported/`, run in the checkout as
+    written, left `?? exported/` in `git status` (its 24 records), where `out/` and `runs/`
+    of the same journey are ignored."""
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "arena replay --list --export exported/" in readme
+    assert "/exported/" in (root / ".gitignore").read_text(encoding="utf-8").splitlines()
