@@ -1857,7 +1857,10 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
         ids = st.find_match_ids(arg)
         match_id = named_match(arg, ids)
         if not ids:
-            raise LookupError(f"{arg}: {what}, and no stored match with this id in {db}")
+            # (a database a run made but stored nothing in: "no stored match with this id"
+            # sent the reader looking for a mistyped id; `--list` says it holds none)
+            none = "" if st.latest_tournament() is not None else ": it holds no tournament"
+            raise LookupError(f"{arg}: {what}, and no stored match with this id in {db}{none}")
         if match_id is None:
             shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
             raise LookupError(f"{arg}: ambiguous, {len(ids)} matches in {db}: {shown}")

@@ -117,3 +117,24 @@ def test_the_documented_export_folder_is_ignored_by_git() -> None:
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert "arena replay --list --export exported/" in readme
     assert "/exported/" in (root / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_a_match_id_in_a_database_of_no_tournament_says_it_holds_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: `arena replay --db X m00003` of a database a run made but stored nothing in
+    said `no stored match with this id in X`, as of a mistyped id, where `arena replay
+    --list` and `arena leaderboard` say `X holds no tournament`."""
+    from arena.storage import Storage
+
+    monkeypatch.chdir(tmp_path)  # (no exported/ record of that id to point to)
+    db = tmp_path / "new.sqlite"
+    Storage(db).close()
+    before = db.read_bytes()
+    r = CliRunner().invoke(arena, ["replay", "--db", str(db), "m00003"])
+    assert r.exit_code == 2, r.output
+    assert r.output == (
+        f"error: m00003: no such file, and no stored match with this id in {db}: it holds no "
+        "tournament\n"
+    )
+    assert db.read_bytes() == before
