@@ -138,3 +138,31 @@ def test_a_match_id_in_a_database_of_no_tournament_says_it_holds_none(
         "tournament\n"
     )
     assert db.read_bytes() == before
+
+
+def test_an_export_that_meets_a_damaged_record_writes_every_other_one(tmp_path: Path) -> None:
+    """Defect: `arena replay --list --export DIR` stopped at the first damaged record (exit
+    1): of a tournament of 24 matches whose 4th record was damaged, 3 were written and 20
+    sound ones not. Now every readable one is written, each damaged one named, exit 1."""
+    import sqlite3
+
+    from arena.web.demo import make_demo_db
+
+    db = tmp_path / "club.sqlite"
+    make_demo_db(db, matches=4, max_deals=1)
+    with sqlite3.connect(db) as c:
+        ids = [r[0] for r in c.execute("SELECT id FROM matches ORDER BY idx")]
+        c.execute("UPDATE matches SET record_json = '{\"cut' WHERE id = ?", (ids[1],))
+    out = tmp_path / "exported"
+    r = CliRunner().invoke(arena, ["replay", "--list", "--db", str(db), "--export", str(out)])
+    assert r.exit_code == 1, r.output
+    assert sorted(p.name for p in out.iterdir()) == [f"{m}.json" for m in ids if m != ids[1]]
+    assert f"wrote {len(ids) - 1} record(s) into {out}" in r.stderr, r.stderr
+    assert f"the stored record of match {ids[1]} is damaged" in r.stderr, r.stderr
+    assert r.stderr.endswith(
+        f"error: --export: 1 of the {len(ids)} record(s) listed could not be read, and were "
+        "not written\n"
+    ), r.stderr
+    for m in ids[2:]:  # (the ones after the damaged one are whole records)
+        check = CliRunner().invoke(arena, ["replay", "--check", str(out / f"{m}.json")])
+        assert check.exit_code == 0, check.output
