@@ -986,7 +986,7 @@ class Storage:
         except (TypeError, ValueError) as e:
             raise StorageError(
                 f"{self.path}: the stored {what} is damaged (not valid JSON: {e}); it was "
-                "changed outside the arena. Nothing was changed, and nothing else is affected"
+                "changed outside the arena. Nothing in the database was changed"
             ) from e
 
     def _typed(

@@ -166,3 +166,25 @@ def test_an_export_that_meets_a_damaged_record_writes_every_other_one(tmp_path: 
     for m in ids[2:]:  # (the ones after the damaged one are whole records)
         check = CliRunner().invoke(arena, ["replay", "--check", str(out / f"{m}.json")])
         assert check.exit_code == 0, check.output
+
+
+def test_a_damaged_record_does_not_claim_nothing_else_is_affected(tmp_path: Path) -> None:
+    """Defect: a stored record that is no JSON made `arena leaderboard` (and the web's
+    leaderboard page) refuse the whole tournament with "... Nothing was changed, and nothing
+    else is affected": the whole leaderboard was. It says what is true: nothing changed."""
+    import sqlite3
+
+    from arena.web.demo import make_demo_db
+
+    db = tmp_path / "club.sqlite"
+    make_demo_db(db, matches=2, max_deals=1)
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE matches SET record_json = '{\"cut' WHERE idx = 1")
+    for args in (["leaderboard"], ["replay", "m0001"]):
+        r = CliRunner().invoke(arena, [*args, "--db", str(db)])
+        assert r.exit_code in (1, 2), r.output
+        assert "is damaged (not valid JSON: " in r.output, r.output
+        assert r.output.rstrip().endswith(
+            "it was changed outside the arena. Nothing in the database was changed"
+        ), r.output
+        assert "nothing else is affected" not in r.output
