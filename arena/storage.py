@@ -665,6 +665,8 @@ class Storage:
         # (before connecting: a file put in its place meanwhile is read under the old id,
         # and the next reader finds the new one, not the reverse)
         st.file_id = _file_id(p)
+        logs = [p.with_name(p.name + suffix) for suffix in ("-wal", "-shm")]
+        absent = [f for f in logs if not f.exists()]
         with st._guard("opening read-only"):
             st.conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
             st.conn.row_factory = sqlite3.Row
@@ -674,6 +676,7 @@ class Storage:
                     raise StorageError(f"{p} is an empty database: no tournament is stored in it")
         except BaseException:
             st.close()
+            _remove_empty_logs(absent)
             raise
         return st
 
@@ -983,7 +986,7 @@ class Storage:
         except (TypeError, ValueError) as e:
             raise StorageError(
                 f"{self.path}: the stored {what} is damaged (not valid JSON: {e}); it was "
-                "changed outside the arena. Nothing was changed, and nothing else is affected"
+                "changed outside the arena. Nothing in the database was changed"
             ) from e
 
     def _typed(
@@ -1835,7 +1838,8 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
                 raise ValueError("the file is empty" + (" (whitespace only)" if text else ""))
             data = _jsonl_record(text) if path.suffix == ".jsonl" else json.loads(text)
         except (OSError, ValueError, RecursionError) as e:
-            raise LookupError(f"{arg}: not a readable match record: {e}") from e
+            cut = f"{_CUT_SHORT}; " if _ends_early(e) else ""
+            raise LookupError(f"{arg}: not a readable match record: {cut}{e}") from e
         except MemoryError:  # read whole: a MemoryError traceback
             raise LookupError(too_large + (f" ({size:,} bytes)" if size else "")) from None
         if not isinstance(data, dict):
@@ -1853,7 +1857,10 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
         ids = st.find_match_ids(arg)
         match_id = named_match(arg, ids)
         if not ids:
-            raise LookupError(f"{arg}: {what}, and no stored match with this id in {db}")
+            # (a database a run made but stored nothing in: "no stored match with this id"
+            # sent the reader looking for a mistyped id; `--list` says it holds none)
+            none = "" if st.latest_tournament() is not None else ": it holds no tournament"
+            raise LookupError(f"{arg}: {what}, and no stored match with this id in {db}{none}")
         if match_id is None:
             shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
             raise LookupError(f"{arg}: ambiguous, {len(ids)} matches in {db}: {shown}")
@@ -1868,6 +1875,25 @@ def _size(path: Path) -> int | None:
         return path.stat().st_size
     except OSError:
         return None
+
+
+#: What a record file that ends before its JSON does is: JSON's own words ("Expecting
+#: value: line 1 column 1913") did not say the file was cut, the likely cause.
+_CUT_SHORT = (
+    "the file ends before the record does (cut short: a copy or download that stopped, a full disk)"
+)
+
+
+def _ends_early(e: BaseException) -> bool:
+    """Whether a record file's read or parse failed because the file stops too soon: in the
+    middle of a character (a suit is 3 bytes of UTF-8), a string or a value."""
+    if isinstance(e, UnicodeDecodeError):
+        return e.reason == "unexpected end of data" and e.end >= len(e.object)
+    if isinstance(e, json.JSONDecodeError):
+        # (a JSON string only goes unterminated at the end: a raw newline in one is
+        # "Invalid control character")
+        return e.msg.startswith("Unterminated string") or e.pos >= len(e.doc.rstrip())
+    return False
 
 
 def _jsonl_record(text: str) -> Any:
@@ -1982,6 +2008,20 @@ def _file_size_limit_reached(path: Path) -> tuple[int, Path] | None:
     return None
 
 
+def _remove_empty_logs(made: Sequence[Path]) -> None:
+    """Remove the ``-wal`` and ``-shm`` that a read-only connection to a damaged database
+    (its header says WAL, its pages are cut or garbled) made beside it before SQLite found
+    the damage: a reader that refused the file left two files there. Kept when the log is
+    not empty: a writer (a run on the same file) has used it since."""
+    wal = [f for f in made if f.name.endswith("-wal")]
+    with contextlib.suppress(OSError):
+        if any(f.exists() and f.stat().st_size > 0 for f in wal):
+            return
+    for f in made:
+        with contextlib.suppress(OSError):
+            f.unlink()
+
+
 def _reads_its_log(uri: str, timeout: float) -> bool:
     """Whether a read-only connection to ``uri``, in a directory this user cannot write,
     reads the database with its write-ahead log: it can where the ``-wal`` and ``-shm`` of a
@@ -2072,7 +2112,11 @@ def _translate(
             )
         return StorageError(f"cannot open {path} ({what}): check the path and permissions")
     if base in (11, 26) or "not a database" in text or "malformed" in text:
-        return StorageError(f"{path} is not a Thousand Arena database or is damaged ({what})")
+        # (SQLite's words tell a file that is no database from a damaged one: "file is not
+        # a database", "database disk image is malformed")
+        return StorageError(
+            f'{path} is not a Thousand Arena database or is damaged ({what}: SQLite says "{e}")'
+        )
     if "no such table" in text:  # a read-only viewer that skipped Storage's own check
         return StorageError(f"{path} is not a Thousand Arena database ({e}; {what})")
     return StorageError(f"{path}: database error while {what}: {e}")

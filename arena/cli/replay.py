@@ -688,30 +688,39 @@ def _export(
                "that is no file name (the database was changed outside the arena): nothing "
                "written")  # fmt: skip
         ctx.exit(2)
+    written: list[str] = []
+    unread: list[str] = []  # (the messages of the records that could not be read)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with Storage.open_readonly(db) as st:
             for match_id in match_ids:
-                record = st.load_record(match_id)
+                try:
+                    record = st.load_record(match_id)
+                except (StorageError, LookupError) as e:
+                    # (a damaged record, a match deleted meanwhile: the others are still
+                    # written; the first one met stopped the export, the rest unwritten)
+                    unread.append(f"--export: {e}")
+                    continue
                 path = directory / f"{match_id}.json"
                 # (beside it, then in its place: a write cut short leaves no half a record)
                 part = directory / f".{match_id}.json.part"
                 part.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
                 os.replace(part, path)
+                written.append(match_id)
     except OSError as e:
         for part in directory.glob(".*.json.part") if directory.is_dir() else ():
             with contextlib.suppress(OSError):  # (no half-written record left behind)
                 part.unlink()
         _error(f"--export {directory}: cannot write there: {e.strerror or e}")
         ctx.exit(1)
-    except (StorageError, LookupError) as e:  # (a damaged record, a match deleted meanwhile)
+    except (StorageError, LookupError) as e:  # (the database itself)
         _error(f"--export: {e}")
         ctx.exit(1)  # (what was named cannot be read, as the list's own reading says)
     said = printable(
-        f"wrote {len(match_ids)} record(s) into {directory}"
-        + (f" ({directory / match_ids[0]}.json, ...): arena replay FILE, "
+        f"wrote {len(written)} record(s) into {directory}"
+        + (f" ({directory / written[0]}.json, ...): arena replay FILE, "
            "arena replay --check FILE read them anywhere, no database needed"
-           if match_ids else "")
+           if written else "")
     )  # fmt: skip
     if held:
         said += (
@@ -720,6 +729,12 @@ def _export(
             "deals): export them once it has ended"
         )
     click.echo(said, err=True)
+    if unread:
+        for message in unread:
+            _error(message)
+        _error(f"--export: {len(unread)} of the {len(match_ids)} record(s) listed could not be "
+               "read, and were not written")  # fmt: skip
+        ctx.exit(1)  # (what was named cannot be read, as the list's own reading says)
 
 
 def _pad(text: str, width: int) -> str:
