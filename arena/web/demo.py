@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.ratings import rate_results
-from arena.storage import Storage, StorageError
+from arena.storage import ForeignDatabase, Storage, StorageError
 from engine import (
     PRESETS,
     Action,
@@ -185,12 +185,12 @@ def main(argv: list[str] | None = None) -> None:
         # (a results database named by mistake, runs/default.sqlite say: its made-up
         # tournament became the latest, the one `arena leaderboard` and `arena web` show)
         shown = ", ".join(others[:5]) + (" ..." if len(others) > 5 else "")
-        p.exit(1, f"error: {a.path} holds other tournaments ({shown}): the demo's made-up "
+        p.exit(2, f"error: {a.path} holds other tournaments ({shown}): the demo's made-up "
                   "matches go into a database of their own; name a new file\n")  # fmt: skip
     try:
         ids = make_demo_db(a.path, matches=a.matches)
-    except StorageError as e:
-        p.exit(1, f"error: {e}\n")
+    except StorageError as e:  # (exit codes as `arena leaderboard`'s: 2 for the wrong file)
+        p.exit(2 if isinstance(e, ForeignDatabase) else 1, f"error: {e}\n")
     print("\n".join(ids) if ids else f"{a.path} already holds the demo tournament")
     print(f"view it with: arena web --db {a.path}")
 
