@@ -53,7 +53,7 @@ import logging
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +100,7 @@ FAULTS = REQUEST_SIDE + ANSWER_SIDE
 #: and its ``match_ended`` (``k`` AT_END); the faults that need no request to make there.
 AT_END = 10_000
 EDGE_FAULTS = ("reset-request", "reset-fast", "half-close", "gone", "resume-request")
+FEATURES = ("batch", "results_once", "deal_once")
 #: ids no request of the referee's has
 FORGED_IDS = ("0", "-1", "abc", "184467440737095516160")
 
@@ -121,6 +122,11 @@ DETAILS: dict[str, str | tuple[str, ...]] = {
 class Fault:  # (ordered: a sweep's faults are compared sorted)
     kind: str  # one of FAULTS, or "none"
     k: int  # the index of x's request (its first arrival) where it strikes
+    #: x's streams ask for the optional features that make what the referee sends depend on
+    #: what the stream carried before (Batch, deal results and a deal's bids and tricks
+    #: left out of views): a view rebuilt on a stream reset or replaced mid-deal must
+    #: still be the seat's view
+    features: bool = False
 
 
 @dataclasses.dataclass
@@ -164,11 +170,22 @@ async def _send(call: Any, out: XRun, msg: pb.BotMessage) -> None:
     await call.write(msg)
 
 
+async def _read(call: Any, into: list[pb.ServerMessage]) -> AsyncIterator[pb.ServerMessage]:
+    """The messages of ``call`` one by one (a ``Batch``'s too), each kept in ``into`` (a
+    batch's all at once: so that a reader that stops in the middle of one still keeps what
+    the stream carried, in order)."""
+    while (m := await asyncio.wait_for(call.read(), 60)) is not grpc.aio.EOF:
+        ms = list(m.batch.messages) if m.WhichOneof("kind") == "batch" else [m]
+        into.extend(ms)
+        for one in ms:
+            yield one
+
+
 async def _drain(call: Any, into: list[pb.ServerMessage]) -> grpc.StatusCode | None:
     """Read a stream left behind to its end; its status."""
     try:
-        while (m := await asyncio.wait_for(call.read(), 60)) is not grpc.aio.EOF:
-            into.append(m)
+        async for _ in _read(call, into):
+            pass
         code: grpc.StatusCode = await call.code()
         return code
     except grpc.aio.AioRpcError as e:
@@ -194,10 +211,10 @@ async def _x(ref: Referee, port: int, name: str, mid: str, fault: Fault, neighbo
             again = ""  # "": read on; "reset": come back after the referee saw x go; "hop"
             try:
                 await call.write(pb.BotMessage(hello=pb.Hello(
-                    bot_name=name, protocol_version=1, running=running)))  # fmt: skip
+                    bot_name=name, protocol_version=1, running=running,
+                    features=FEATURES if fault.features else ())))  # fmt: skip
                 out.log.append((time.monotonic(), len(out.streams) - 1, "hello"))
-                while (m := await asyncio.wait_for(call.read(), 60)) is not grpc.aio.EOF:
-                    got.append(m)
+                async for m in _read(call, got):
                     kind = m.WhichOneof("kind")
                     out.log.append((time.monotonic(), len(out.streams) - 1, str(kind)))
                     ends = kind == "match_ended" and m.match_ended.match_id == mid
@@ -506,6 +523,16 @@ def _swept(done: list[tuple[Fault, str, dict[str, Any], XRun]], faults: list[Fau
     why = Counter(i["detail"] for _, _, rec, _ in done for i in rec["incidents"]
                   if i["kind"] == "forfeit")  # fmt: skip
     assert why[f"{STRIKES} strikes"] and why[f"disconnected for more than {GRACE_S:g} s"], why
+    # ... and x's features were at work: views that left out what the stream carried before
+    omitted = [
+        m.decision_request.view
+        for f, _, _, x in done
+        for st in x.streams
+        for m in st
+        if f.features and m.HasField("decision_request")
+    ]
+    assert any(v.bids_omitted or v.tricks_omitted for v in omitted)
+    assert any(v.deal_results_omitted for v in omitted)
 
 
 @pytest.fixture
@@ -531,9 +558,11 @@ def _sampled(deals: list[int]) -> list[int]:
 
 
 def _faults(points: list[int]) -> list[Fault]:
-    """Every fault at each of ``points``, and those of EDGE_FAULTS at x's start and end."""
-    return [Fault(kind, k) for k in points for kind in FAULTS] + [
+    """Every fault at each of ``points``, and those of EDGE_FAULTS at x's start and end; by
+    turns with and without x's features."""
+    faults = [Fault(kind, k) for k in points for kind in FAULTS] + [
         Fault(kind, k) for k in (-1, AT_END) for kind in EDGE_FAULTS]  # fmt: skip
+    return [dataclasses.replace(f, features=(f.k + FAULTS.index(f.kind)) % 2 == 1) for f in faults]
 
 
 @pytest.mark.usefixtures("no_traceback_logged")
