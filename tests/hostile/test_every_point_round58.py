@@ -26,7 +26,8 @@ one fault at ``k``, on the request's side (instead of answering it) or on the an
 - ``other-match``: before answering ``k``, its answer naming a match it has no seat in (a
   running one, another x's, and one that does not exist);
 - ``resume-request`` / ``resume-answer``: x opens a new stream of its token (the match in
-  ``running``) while its stream is open, at ``k`` or right after answering it.
+  ``running``) while its stream is open, at ``k`` or right after answering it;
+  ``resume-bare``: at ``k``, with a Hello naming no match (the seats are the token's).
 
 The resets, half-closes, ``gone`` and the resumes are made at two more points: right
 after x reads its ``match_started``, and right after its ``match_ended`` (x then comes
@@ -92,7 +93,7 @@ AT_ONCE = 24
 
 REQUEST_SIDE = ("reset-request", "reset-fast", "half-close", "gone", "late", "illegal-card",
                 "not-held", "malformed", "strikes", "forged", "batch", "other-match",
-                "resume-request")  # fmt: skip
+                "resume-request", "resume-bare")  # fmt: skip
 ANSWER_SIDE = ("reset-answer", "reset-fast-answer", "half-close-answer", "stale",
                "resume-answer")  # fmt: skip
 FAULTS = REQUEST_SIDE + ANSWER_SIDE
@@ -201,13 +202,14 @@ async def _x(ref: Referee, port: int, name: str, mid: str, fault: Fault, neighbo
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
         stub = pb_grpc.ArenaStub(ch)
         ended = False
+        bare = False  # the next Hello names no running match (a restart would not know it)
         while not ended:
             assert len(out.streams) < 6, f"{name}: more than 6 streams"
             call = stub.Play(metadata=(("authorization", f"Bearer tok-{name}"),))
             got: list[pb.ServerMessage] = []
             out.streams.append(got)
             out.statuses.append(None)
-            running = [mid] if len(out.streams) > 1 else []
+            running = [mid] if len(out.streams) > 1 and not bare else []
             again = ""  # "": read on; "reset": come back after the referee saw x go; "hop"
             try:
                 await call.write(pb.BotMessage(hello=pb.Hello(
@@ -260,7 +262,8 @@ async def _x(ref: Referee, port: int, name: str, mid: str, fault: Fault, neighbo
             except grpc.aio.AioRpcError as e:
                 out.statuses[-1] = e.code()
             else:
-                if again == "hop":
+                if again in ("hop", "hop-bare"):
+                    bare = again == "hop-bare"
                     drains.append(asyncio.create_task(_drain(call, got)))
                 elif not again:  # x leaves: half-closes and reads on to the status
                     await call.done_writing()
@@ -292,6 +295,8 @@ async def _fault(call: Any, r: pb.DecisionRequest | None, fault: Fault, out: XRu
         return "half-close"
     if kind == "resume-request":
         return "hop"
+    if kind == "resume-bare":
+        return "hop-bare"
     assert r is not None
     if kind in ("reset-answer", "reset-fast-answer"):
         await _send(call, out, _answer(r))
@@ -375,7 +380,7 @@ def _check(fault: Fault, name: str, rec: dict[str, Any], x: XRun,
         # again (docs/protocol.md: the end of a match is not lost to it).
         assert not inc and not rec["forfeits"], (at, rec["incidents"])
         assert ends == (1 if kind == "gone" else 2), (at, ends)
-    elif kind in ("none", "resume-request", "resume-answer", "other-match"):
+    elif kind in ("none", "resume-request", "resume-answer", "resume-bare", "other-match"):
         assert not inc, (at, rec["incidents"])
     elif kind in ("reset-request", "reset-answer", "half-close", "reset-fast",
                   "reset-fast-answer", "half-close-answer"):  # fmt: skip
