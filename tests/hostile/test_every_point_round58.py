@@ -15,7 +15,9 @@ one fault at ``k``, on the request's side (instead of answering it) or on the an
   hears of the reset); ``half-close`` / ``half-close-answer``: it half-closes instead,
   reads on to the status, and comes back;
 - ``gone``: the same reset before answering ``k``, and x never comes back;
-- ``late``: x answers ``k`` only once the referee has said it timed out;
+- ``late``: x answers ``k`` only once the referee has said it timed out; ``reset-late``:
+  it resets at ``k``, comes back, and answers ``k`` so (or at its next request, if ``k``
+  timed out while it was away);
 - ``illegal-card`` / ``not-held`` / ``malformed``: x answers ``k`` with a held card the
   trick rules forbid (or an off-step bid), a card it does not hold, an empty action;
   ``strikes``: an illegal card at ``k`` and at its next two requests (it forfeits);
@@ -91,7 +93,8 @@ STRIKES = 3
 #: docs/protocol.md).
 AT_ONCE = 24
 
-REQUEST_SIDE = ("reset-request", "reset-fast", "half-close", "gone", "late", "illegal-card",
+REQUEST_SIDE = ("reset-request", "reset-fast", "half-close", "gone", "late", "reset-late",
+                "illegal-card",
                 "not-held", "malformed", "strikes", "forged", "batch", "other-match",
                 "resume-request", "resume-bare")  # fmt: skip
 ANSWER_SIDE = ("reset-answer", "reset-fast-answer", "half-close-answer", "stale",
@@ -243,6 +246,14 @@ async def _x(ref: Referee, port: int, name: str, mid: str, fault: Fault, neighbo
                         out.requests.append(r.request_id)
                         out.deals.append(r.deal_number)
                     first = out.requests.index(r.request_id)
+                    if late is not None:
+                        if r.request_id == late[0]:  # (asked again on a new stream: no)
+                            continue
+                        # a later request: the held one timed out while x was away (its
+                        # refusal is not sent again): the late answer goes now
+                        await _send(call, out, late[1])
+                        out.sent_wrong += 1
+                        late = None
                     if fault.kind == "strikes" and out.fired and first > fault.k:
                         if first < fault.k + STRIKES:  # (three in a row: it forfeits)
                             bad = bad_action("illegal-card", r.view)
@@ -255,7 +266,7 @@ async def _x(ref: Referee, port: int, name: str, mid: str, fault: Fault, neighbo
                         continue
                     out.fired = True
                     again = await _fault(call, r, fault, out, neighbour)
-                    if fault.kind == "late":
+                    if fault.kind in ("late", "reset-late"):
                         late = (r.request_id, _answer(r))
                     if again:
                         break
@@ -287,9 +298,9 @@ async def _fault(call: Any, r: pb.DecisionRequest | None, fault: Fault, out: XRu
     session does next ("": reads on)."""
     kind = fault.kind
     assert r is not None or kind in EDGE_FAULTS, fault
-    if kind in ("reset-request", "gone", "reset-fast"):
+    if kind in ("reset-request", "gone", "reset-fast", "reset-late"):
         call.cancel()
-        return {"reset-request": "reset"}.get(kind, kind)
+        return {"reset-request": "reset", "reset-late": "reset"}.get(kind, kind)
     if kind == "half-close":  # x leaves the stream (comes back on a new one)
         await call.done_writing()
         return "half-close"
@@ -404,6 +415,10 @@ def _check(fault: Fault, name: str, rec: dict[str, Any], x: XRun,
             assert all(places[seat] > p for s, p in enumerate(places) if s != seat), (at, places)
         else:
             assert not rec["forfeits"] and inc["timeout"] < STRIKES, (at, rec["incidents"])
+    elif kind == "reset-late":  # away, then late: both, and no more
+        assert inc["disconnect"] == inc["timeout"] == 1, (at, inc)
+        assert set(inc) <= {"timeout", "wrong_request", "disconnect"}, (at, inc)
+        assert inc["wrong_request"] == 1 or last, (at, inc)
     elif kind == "late":
         assert inc["timeout"] == 1 and set(inc) <= {"timeout", "wrong_request"}, (at, inc)
         assert inc["wrong_request"] == (0 if last else 1) or last, (at, inc)
@@ -452,7 +467,7 @@ def _check(fault: Fault, name: str, rec: dict[str, Any], x: XRun,
         if rej.incident == pb.INCIDENT_WRONG_REQUEST:
             assert any(w in rej.message for w in WRONG_WORDS), (at, rej.message)
         elif rej.incident == pb.INCIDENT_TIMEOUT:
-            assert kind in ("late", "gone"), (at, rej)
+            assert kind in ("late", "reset-late", "gone"), (at, rej)
         else:
             assert rej.incident in (pb.INCIDENT_ILLEGAL, pb.INCIDENT_MALFORMED), (at, rej)
             assert rej.strikes_allowed == STRIKES, (at, rej)
