@@ -94,9 +94,8 @@ STRIKES = 3
 AT_ONCE = 24
 
 REQUEST_SIDE = ("reset-request", "reset-fast", "half-close", "gone", "late", "reset-late",
-                "illegal-card",
-                "not-held", "malformed", "strikes", "forged", "batch", "other-match",
-                "resume-request", "resume-bare")  # fmt: skip
+                "illegal-card", "not-held", "malformed", "strikes", "forged", "batch",
+                "other-match", "resume-request", "resume-bare")  # fmt: skip
 ANSWER_SIDE = ("reset-answer", "reset-fast-answer", "half-close-answer", "stale",
                "resume-answer")  # fmt: skip
 FAULTS = REQUEST_SIDE + ANSWER_SIDE
@@ -427,8 +426,6 @@ def _check(fault: Fault, name: str, rec: dict[str, Any], x: XRun,
         want_kind = "malformed" if kind == "malformed" else "illegal"
         assert inc == Counter({want_kind: 1}), (at, rec["incidents"])
         assert f"strike 1 of {STRIKES}" in details[0], (at, details)
-        if want_kind == "illegal":
-            assert "illegal" in details[0].lower() or "not" in details[0], (at, details)
     elif kind == "strikes":
         n = min(STRIKES, len(x.requests) - fault.k)  # (the bad answers it had the chance of)
         assert inc["illegal"] == n, (at, rec["incidents"])
