@@ -109,7 +109,7 @@ from sdk.local import (
     stops_the_bot,
     tell,
 )
-from sdk.wire_view import request_view, wire_items
+from sdk.wire_view import request_view_of, wire_items
 from sdk.workers import Processes, Remote
 
 __all__ = [
@@ -1428,26 +1428,33 @@ class BotRunner:
             # views are not serialized again to find their items)
             kind = _server_kind(msg, "kind")
             wire = wire_items(data) if kind in _WITH_REQUESTS else None  # type: ignore[arg-type]
-            self._on_message(msg, out, wire)
+            self._on_message(msg, out, wire, kind)
         finally:
             out.held = False
 
-    def _on_message(self, msg: pb.ServerMessage, out: _Outbox, wire: Any = None) -> None:
+    def _on_message(
+        self, msg: pb.ServerMessage, out: _Outbox, wire: Any = None, kind: str | None = ""
+    ) -> None:
         """Handle one message: its events one by one, then its kind. Nothing raises out
         of here: what one event or message cannot be handled for is logged, naming it and
         its match, and skipped, so it spoils neither the rest of the message (another
         match's request, say) nor the runner. ``wire``: the same message as
-        ``sdk.wire_view.wire_items`` parses it (``None``: its view is serialized again)."""
-        kind = _server_kind(msg, "kind")
+        ``sdk.wire_view.wire_items`` parses it (``None``: its view is serialized again).
+        ``kind``: ``msg``'s, when the caller read it already ("": not read; each read of
+        it is a upb call)."""
+        if kind == "":
+            kind = _server_kind(msg, "kind")
         if kind == "batch":
             # (the same bytes parsed twice: the same messages, in the same order)
             wired = wire.batch.messages[:] if wire is not None else None
             for i, inner in enumerate(msg.batch.messages[:]):  # one bad one spoils no other
-                if _server_kind(inner, "kind") == "batch":
+                inner_kind = _server_kind(inner, "kind")
+                if inner_kind == "batch":
                     log.error("malformed message from the arena, ignored: batch: a Batch "
                               "inside a Batch")  # fmt: skip
                 else:
-                    self._on_message(inner, out, wired[i] if wired is not None else None)
+                    wired_i = wired[i] if wired is not None else None
+                    self._on_message(inner, out, wired_i, inner_kind)
             return
         if kind == "welcome":
             self._on_welcome(msg.welcome, out)
@@ -1937,8 +1944,9 @@ class BotRunner:
         if self._read_size > 2 * _VIEW_LIST_MOST:  # (a list past it takes 2 bytes an entry)
             _check_view_size(req.view)
         try:
-            # (view_from_pb's view, or its error: its repeated items found by their bytes)
-            view = request_view(req.view, m.ruleset, m.view, items)
+            # (view_from_pb's view, or its error: its repeated items found by their bytes;
+            # ``req.view``, a upb wrapper made and freed, read only if it is needed)
+            view = request_view_of(req, m.ruleset, m.view, items)
         except MalformedActionError as e:
             newer = _newer_actions(req.view)
             if e.what != "action" or newer is None:

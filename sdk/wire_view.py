@@ -38,7 +38,7 @@ from arena.protocol import (
 from arena.v1 import arena_pb2 as pb
 from engine import Phase, PlayerView, Ruleset, Suit, Trick
 
-__all__ = ["request_view", "wire_items"]
+__all__ = ["request_view", "request_view_of", "wire_items"]
 
 #: The repeated message fields of ``PlayerView``, declared ``bytes`` in the copy.
 _ITEMS = (
@@ -138,17 +138,44 @@ def request_view(
     for the items seen before (see the module's docs). ``items``: ``msg`` as the copy
     parses it, from the bytes it was read from (:func:`wire_items`); without it ``msg`` is
     serialized and parsed again."""
+    return _request_view(msg, None, ruleset, previous, items)
+
+
+def request_view_of(
+    req: pb.DecisionRequest, ruleset: Ruleset, previous: PlayerView | None, items: Any
+) -> PlayerView:
+    """``request_view(req.view, ruleset, previous, items)``, with ``req.view`` read only
+    when it is needed (no ``items``, or a view not known here): each read of it makes a
+    upb wrapper and frees it again, and the runner's ``items`` make most views without it."""
+    return _request_view(None, req, ruleset, previous, items)
+
+
+def _request_view(
+    msg: pb.PlayerView | None,
+    req: pb.DecisionRequest | None,
+    ruleset: Ruleset,
+    previous: PlayerView | None,
+    items: Any,
+) -> PlayerView:
+    """:func:`request_view` of ``msg``, or of ``req.view`` (read only when needed)."""
     if items is None:
-        items = _ItemView.FromString(msg.SerializeToString())
+        items = _ItemView.FromString(_view_pb(msg, req).SerializeToString())
     n = ruleset.players
     try:
         view = _known_view(items, n, ruleset, previous)
     except KeyError:  # an item, phase or suit not known here
         view = None
     if view is None:
-        view = view_from_pb(msg, ruleset, previous)  # (raises what is wrong)
+        view = view_from_pb(_view_pb(msg, req), ruleset, previous)  # (raises what is wrong)
         _learn(items, n, view)
     return view
+
+
+def _view_pb(msg: pb.PlayerView | None, req: pb.DecisionRequest | None) -> pb.PlayerView:
+    if msg is not None:
+        return msg
+    assert req is not None
+    return req.view
 
 
 def _learn(items: Any, n: int, view: PlayerView) -> None:

@@ -76,12 +76,14 @@ def _feed(monkeypatch: pytest.MonkeyPatch, messages: list[pb.ServerMessage]) -> 
     views, _ = _matches()[0]
     given: list[Any] = []
 
-    def spy(msg: pb.PlayerView, ruleset: Any, previous: Any, items: Any = None) -> PlayerView:
+    # (round 58: the runner calls request_view_of, which reads req.view only if needed)
+    def spy(req: Any, ruleset: Any, previous: Any, items: Any = None) -> PlayerView:
+        msg = req.view
         got = request_view(msg, ruleset, previous, items)
         given.append((msg, got, items))
         return got
 
-    monkeypatch.setattr(client, "request_view", spy)
+    monkeypatch.setattr(client, "request_view_of", spy)
 
     async def run() -> None:
         runner = BotRunner(RandomBot, "in-process", "token", name="spy")

@@ -114,11 +114,13 @@ def test_a_runner_reads_its_requests_views_from_the_bytes_read(
     views, sent = _matches()[0]
     given: list[tuple[int, Any]] = []
 
-    def spy(msg: pb.PlayerView, ruleset: Any, previous: Any, items: Any = None) -> PlayerView:
+    # (round 58: the runner calls request_view_of, which reads req.view only if needed)
+    def spy(req: Any, ruleset: Any, previous: Any, items: Any = None) -> PlayerView:
+        msg = req.view
         given.append((msg.deal_number, items))
         return request_view(msg, ruleset, previous, items)
 
-    monkeypatch.setattr(client, "request_view", spy)
+    monkeypatch.setattr(client, "request_view_of", spy)
 
     async def run() -> None:
         runner = BotRunner(RandomBot, "in-process", "token", name="spy")
