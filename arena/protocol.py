@@ -785,16 +785,15 @@ def game_view_bytes(
     *,
     bids: tuple[tuple[int, Action], ...] | None = None,
     tricks: tuple[Trick, ...] | None = None,
-    deal_results: tuple[DealResult, ...] | None = None,
 ) -> bytes:
     """The wire bytes of ``view_to_pb(observe(game, seat), None, results_omitted,
     bids_omitted, tricks_omitted)``, made from ``game`` in one pass, without the
     ``PlayerView`` in between: what the referee sends in each ``DecisionRequest``.
     ``legal_actions``: ``game.legal_actions()`` as the caller already has it (the referee
     asks for it before every action), not asked for again; used only when ``seat`` is to
-    act. Likewise ``bids``, ``tricks`` and ``deal_results``: ``game.auction()``,
-    ``game.tricks`` and ``game.deal_results`` as the caller just read them (the referee
-    reads them to decide what to leave out; each is a call into the engine).
+    act. Likewise ``bids`` and ``tricks``: ``game.auction()`` and ``game.tricks`` as the
+    caller just read them (the referee reads them to decide what to leave out; each is a
+    call into the engine).
 
     What the seat sees is decided where ``observe`` decides it: its own hand, the talon
     (``visible_talon``), the passed cards (``visible_gives``), the legal actions when it
@@ -817,8 +816,7 @@ def game_view_bytes(
         game.auction() if bids is None else bids, game.declarer, game.bid, game.contract,
         visible_gives(game, seat), game.trump, game.marriages, game.trick,
         game.tricks if tricks is None else tricks, game.scores, game.barrel, legal_actions,
-        game.deal_results if deal_results is None else deal_results,
-        results_omitted, bids_omitted, tricks_omitted,
+        game.deal_results, results_omitted, bids_omitted, tricks_omitted,
     )  # fmt: skip
 
 

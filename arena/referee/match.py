@@ -544,10 +544,9 @@ class MatchRunner:
         stream = st.session.stream
         on, sent = st.results_sent
         omit = sent if on is not None and on is stream and on.results_once else 0
-        # The deal's bids and tricks as the view holds them (``observe`` takes these tuples),
-        # and the match's results: read once, for the view and for what it leaves out.
+        # The deal's bids and tricks as the view holds them (``observe`` takes these tuples):
+        # read once, for the view and for what it leaves out.
         number, now_bids, now_tricks = game.deal_number, game.auction(), game.tricks
-        results = game.deal_results
         omit_bids = omit_tricks = 0
         on, deal, bids, tricks = st.deal_sent
         if on is not None and on is stream and on.deal_once and deal == number:
@@ -560,7 +559,7 @@ class MatchRunner:
         # tests of game_view_bytes), sent as they are (``_send_request``).
         view = game_view_bytes(
             game, st.seat, omit, omit_bids, omit_tricks, legal,
-            bids=now_bids, tricks=now_tricks, deal_results=results,
+            bids=now_bids, tricks=now_tricks,
         )  # fmt: skip
         budget_ms = self.config.decision_ms + st.bank_ms
         loop = self._loop
