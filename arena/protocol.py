@@ -782,13 +782,18 @@ def game_view_bytes(
     bids_omitted: int = 0,
     tricks_omitted: int = 0,
     legal_actions: tuple[Action, ...] | None = None,
+    *,
+    bids: tuple[tuple[int, Action], ...] | None = None,
+    tricks: tuple[Trick, ...] | None = None,
 ) -> bytes:
     """The wire bytes of ``view_to_pb(observe(game, seat), None, results_omitted,
     bids_omitted, tricks_omitted)``, made from ``game`` in one pass, without the
-    ``PlayerView`` in between: what the referee parses into each ``DecisionRequest``.
+    ``PlayerView`` in between: what the referee sends in each ``DecisionRequest``.
     ``legal_actions``: ``game.legal_actions()`` as the caller already has it (the referee
     asks for it before every action), not asked for again; used only when ``seat`` is to
-    act.
+    act. Likewise ``bids`` and ``tricks``: ``game.auction()`` and ``game.tricks`` as the
+    caller just read them (the referee reads them to decide what to leave out; each is a
+    call into the engine).
 
     What the seat sees is decided where ``observe`` decides it: its own hand, the talon
     (``visible_talon``), the passed cards (``visible_gives``), the legal actions when it
@@ -808,9 +813,10 @@ def game_view_bytes(
     return _view_data(
         seat, game.players, game.deal_number, game.dealer, game.phase, to_act,
         _hand_mask_bytes(game.hand_mask(seat)), game.active_seats, visible_talon(game, seat),
-        game.auction(), game.declarer, game.bid, game.contract, visible_gives(game, seat),
-        game.trump, game.marriages, game.trick, game.tricks, game.scores, game.barrel,
-        legal_actions, game.deal_results, results_omitted, bids_omitted, tricks_omitted,
+        game.auction() if bids is None else bids, game.declarer, game.bid, game.contract,
+        visible_gives(game, seat), game.trump, game.marriages, game.trick,
+        game.tricks if tricks is None else tricks, game.scores, game.barrel, legal_actions,
+        game.deal_results, results_omitted, bids_omitted, tricks_omitted,
     )  # fmt: skip
 
 

@@ -189,26 +189,26 @@ class _ViewFields:
     __slots__ = _FIELDS
 
 
-def _talon_visible(game: Game, seat: int) -> bool:
-    # Nobody sees the talon during the auction; once taken, everyone (talon_visible) or
-    # only the declarer.
-    if game.phase is Phase.BIDDING or game.phase is Phase.GAME_OVER:
-        return False
-    return game.ruleset.talon_visible or seat == game.declarer
-
-
 def visible_talon(game: Game, seat: int) -> tuple[Card, ...] | None:
     """The talon as ``seat`` sees it: ``observe(game, seat).talon`` (which takes it from
     here) without the rest of the view, for the referee's ``talon_taken`` events."""
-    return game.talon if _talon_visible(game, seat) else None
+    # Nobody sees the talon during the auction; once taken, everyone (talon_visible) or
+    # only the declarer.
+    phase = game.phase
+    if phase is Phase.BIDDING or phase is Phase.GAME_OVER:
+        return None
+    return game.talon if game.ruleset.talon_visible or seat == game.declarer else None
 
 
 def visible_gives(game: Game, seat: int) -> tuple[tuple[int, Card | None], ...]:
     """The declarer's passed cards as ``seat`` sees them: ``observe(game, seat).gives``
     (which takes them from here) while a deal is on: ``(to, card)``, the card only for
     its giver and its receiver (``None`` for a third seat)."""
+    gives = game.gives
+    if not gives:  # (most views: no generator made for nothing)
+        return ()
     declarer = game.declarer
-    return tuple((to, card if seat in (declarer, to) else None) for to, card in game.gives)
+    return tuple((to, card if seat in (declarer, to) else None) for to, card in gives)
 
 
 def observe(game: Game, seat: int, *, ended: bool = False) -> PlayerView:

@@ -52,6 +52,7 @@ from engine import (
     Action,
     Bid,
     Game,
+    Give,
     IllegalActionError,
     Pass,
     Phase,
@@ -543,7 +544,8 @@ class MatchRunner:
         stream = st.session.stream
         on, sent = st.results_sent
         omit = sent if on is not None and on is stream and on.results_once else 0
-        # The deal's bids and tricks as the view holds them (``observe`` takes these tuples).
+        # The deal's bids and tricks as the view holds them (``observe`` takes these tuples):
+        # read once, for the view and for what it leaves out.
         number, now_bids, now_tricks = game.deal_number, game.auction(), game.tricks
         omit_bids = omit_tricks = 0
         on, deal, bids, tricks = st.deal_sent
@@ -555,7 +557,10 @@ class MatchRunner:
                 omit_tricks = len(tricks)
         # The view's bytes straight from the game (``observe``'s view, proved equal by the
         # tests of game_view_bytes), sent as they are (``_send_request``).
-        view = game_view_bytes(game, st.seat, omit, omit_bids, omit_tricks, legal)
+        view = game_view_bytes(
+            game, st.seat, omit, omit_bids, omit_tricks, legal,
+            bids=now_bids, tricks=now_tricks,
+        )  # fmt: skip
         budget_ms = self.config.decision_ms + st.bank_ms
         loop = self._loop
         start = loop.time()
@@ -564,7 +569,7 @@ class MatchRunner:
         limit_at = start + self.config.decision_ms / 1000
         lag = loop_lag(loop)
         pending = st.pending = Pending(
-            rid, fut, view, game.deal_number, deadline, limit_at,
+            rid, fut, view, number, deadline, limit_at,
             start=start, lag=lag, lag_seen=lag.stalled(start),
             deal=(number, now_bids, now_tricks),
         )  # fmt: skip
@@ -707,6 +712,9 @@ class MatchRunner:
         # The actor's and the public event differ in their source only: made together.
         own, public = action_event_items(mid, seq, source, actor, action)
         censored: dict[object, bytes] = {}
+        # Only a give is ever seen otherwise by a seat that did not act (``public_action``):
+        # for any other action, not asked seat by seat.
+        gives = isinstance(action, Give)
         for st in self.seats:
             session = st.session
             if session.stream is None:
@@ -714,6 +722,8 @@ class MatchRunner:
             seat = st.seat
             if seat == actor:
                 ev = own
+            elif not gives:
+                ev = public
             else:
                 seen = public_action(action, actor, seat)
                 if seen is action:
@@ -809,11 +819,11 @@ class MatchRunner:
             p.start = now
             p.limit_at += late
             p.deadline += late
-            if p.lag is not None:
-                # The stalls up to ``now`` are in ``late``: from here on only those after it
-                # count. (They were counted twice once: ms -1, and the leaderboard refused
-                # the record as damaged.)
-                p.lag_seen = p.lag.stalled(now)
+            # The stalls up to ``now`` are in ``late``: from here on only those after it
+            # count. (They were counted twice once: ms -1, and the leaderboard refused the
+            # record as damaged.) ``catch_up(now)`` just left ``lag_seen`` at the meter's
+            # reading as of ``now`` (it moves it on to any higher one, and a reading never
+            # falls), so it is not read again here.
         if resent and p.deadline <= now:
             # Past its deadline, its timer not run yet: asked again, "0 ms and 0 ms of bank"
             # would read as a request stating no deadline (the wire's default), and the

@@ -82,7 +82,7 @@ def test_game_new_refuses_a_dealer_one_past_the_last_seat(players: int) -> None:
 
 
 def test_visible_talon_shows_nothing_once_the_match_is_over() -> None:
-    """V1 (``_talon_visible`` without its ``GAME_OVER`` case): at a match's end the game
+    """V1 (``visible_talon`` without its ``GAME_OVER`` case): at a match's end the game
     still holds its last deal's talon; ``visible_talon`` (the referee's ``talon_taken``
     events) must answer as ``observe`` does, nothing, not that old talon."""
     g = Game.new(dataclasses.replace(PRESETS["classic"], max_deals=2), seed=5, players=NAMES3)
