@@ -8,16 +8,21 @@ here a raw client ``x`` (the generated stubs only, the real referee on grpc.aio,
 sits in two matches ``A`` and ``B`` beside three honest in-process bots (``B`` starts once
 x has been asked thrice in ``A``, so that the two matches' request ids differ), holds its
 request of one match until the other's comes (both are then pending at once), and does one
-of these, once (a pair of matches per fault, all played at once):
+of these, once (two pairs of matches per fault, all played at once: in one x's streams
+ask for ``batch``, ``results_once`` and ``deal_once``, whose views leave out what the
+stream carried before, in the other for none):
 
 - ``rid-of-B`` / ``mid-of-B``: answers A's request with B's request id, or with A's id and
-  B's match id;
+  B's match id (B started later: its ids are behind A's, so one is an id B has asked
+  already, the other one B has not sent yet);
 - ``A-card-in-B`` / ``B-card-in-A``: answers B's request (its own ids) with an action legal
   in A but not in B, and the reverse;
 - ``batch-swapped``: one ``DecisionBatch`` with both answers, their request ids swapped;
   ``batch-twice``: one with A's answer, and the same answer again naming B;
-- ``resume-A``: opens a new stream naming A in ``Hello.running`` while B's request is
-  pending on the old one, and once it is welcomed writes B's answer on the old stream;
+- ``resume-A``: opens a new stream naming A only in ``Hello.running`` while B's request is
+  pending on the old one (both seats pass to the new stream, both requests come again
+  there), and once it is welcomed writes B's answer on the old stream (replaced: were it
+  read and applied, x's answer to B's request sent again would be refused);
 - ``drop-at-A-last`` / ``drop-after-A-last``: resets its stream at A's last request (before
   answering it, or in the step it writes the answer), and comes back while B goes on;
 - ``after-A-ended``: once A has ended, answers A's last request again.
@@ -135,6 +140,8 @@ class XRun:
     asked: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # first arrivals
     #: every decision x sent that it meant to be refused or judged in the other match
     cross: list[pb.Decision] = dataclasses.field(default_factory=list)
+    #: (match id, request id) of each of those -> the request pending in the match it named
+    named: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)
     fired: bool = False
     b_ran_on: bool = False  # B was under way when x dropped its stream at A's last request
     resent: list[pb.DecisionRequest] = dataclasses.field(default_factory=list)
@@ -178,7 +185,8 @@ async def _x(ref: Referee, port: int, name: str, x: XRun) -> None:
                     if kind == "welcome" and old is not None and x.fault == "resume-A":
                         # B's answer on the stream x left (replaced now): it acts for nobody
                         # (x answers B again on this stream; were it applied, that answer
-                        # would be refused)
+                        # would be refused). (The referee ended the old stream as it
+                        # welcomed this one: the write mostly never reaches its reader.)
                         rb = left_behind.get(b)
                         if rb is not None:
                             # (the old call may have ended first: nothing written then)
@@ -292,6 +300,8 @@ async def _fault(call: Any, x: XRun, pending: dict[str, pb.DecisionRequest]) -> 
         del pending[a]
     else:
         x.cross.extend(sent)
+    for d in sent:
+        x.named[d.match_id, d.request_id] = (ra if d.match_id == a else rb).request_id
     if kind.endswith("-card-in-B"):
         del pending[b]
     if kind.endswith("-card-in-A"):
@@ -396,13 +406,25 @@ def _check(x: XRun, recs: dict[str, dict[str, Any]], honest: dict[str, _Recorded
             assert rej.incident == pb.INCIDENT_ILLEGAL and rej.strikes == 1, (at, rej)
             assert list(rej.legal_actions) and rej.fallback.WhichOneof("kind"), (at, rej)
         else:
+            # refused by the match it named, saying what the id is there, and naming that
+            # match's pending request (docs/protocol.md)
             assert rej.incident == pb.INCIDENT_WRONG_REQUEST and rej.strikes == 0, (at, rej)
-            assert f"request '{rej.request_id}' refused" in rej.message, (at, rej)
-            assert "the pending request is '" in rej.message, (at, rej)
+            pid = x.named[rej.match_id, rej.request_id]
+            why = "was answered already" if int(rej.request_id) < int(pid) else (
+                "has not been sent to this seat")  # fmt: skip
+            assert rej.message.startswith("decision '") and (
+                f" for request '{rej.request_id}' refused: request '{rej.request_id}' {why} "
+                f"(the pending request is '{pid}'); legal now: " in rej.message
+            ), (at, rej)
+            assert list(rej.legal_actions), (at, rej)  # (those of the pending request)
     # a request pending as x changed streams came again with its time left (no timeout
     # above: it was in time), never more than the limit (no bank here)
     assert all(0 < r.time_limit_ms <= DECISION_MS and r.time_bank_ms == 0 for r in x.resent), (
         at, x.resent)  # fmt: skip
+    # ... and whole (docs/protocol.md: a request sent again after a reconnect leaves out
+    # nothing, whatever the features)
+    assert not any(r.view.deal_results_omitted or r.view.bids_omitted or r.view.tricks_omitted
+                   for r in x.resent), (at, x.resent)  # fmt: skip
     # the streams' ends: a replaced one ABORTED, one x reset CANCELLED, its last one OK
     if x.fault == "resume-A":
         assert x.statuses[0] in (grpc.StatusCode.ABORTED, grpc.StatusCode.INTERNAL), at
@@ -439,3 +461,6 @@ def test_a_bot_answering_across_its_two_matches_harms_neither_beyond_its_fault(
              for m in st if m.HasField("decision_request")]  # fmt: skip
     assert any(v.bids_omitted or v.tricks_omitted for v in views)
     assert any(v.deal_results_omitted for v in views)
+    # ... and the cross answers named both ids a match had asked already and ids it had not
+    said = " ".join(rej.message for x, _ in done for rej in x.rejected())
+    assert "was answered already" in said and "has not been sent to this seat" in said
