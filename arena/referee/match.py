@@ -856,7 +856,11 @@ class MatchRunner:
             req.time_bank_ms = left_ms - limit
         session = st.session
         if session.send(msg):
-            st.results_sent = (session.stream, len(self.game.deal_results))
+            # The results its view holds: one a deal scored before this one, deals counted
+            # from 0 (``Game._score`` adds the result, then counts the deal), and the game
+            # waits for this answer, asked again or not: the request's deal number, with no
+            # call into the engine (``deal_results``, a property) to count them.
+            st.results_sent = (session.stream, p.deal_number)
             if p.deal is not None:
                 st.deal_sent = (session.stream, *p.deal)
             # A request sent again has an id known from an earlier stream: its answer

@@ -141,9 +141,9 @@ def test_only_a_bot_that_asked_gets_views_without_what_it_has(
     # shows is observe's of the game at that moment.
     real_bytes = match_mod.game_view_bytes
 
-    def view_bytes(game: Game, seat: int, *omitted: int) -> bytes:
+    def view_bytes(game: Game, seat: int, *omitted: Any, **given: Any) -> bytes:
         made[(runner_of[id(game)], seat)].append(real_observe(game, seat))
-        return real_bytes(game, seat, *omitted)
+        return real_bytes(game, seat, *omitted, **given)  # (given: the game's tuples, round 58)
 
     monkeypatch.setattr(match_mod.MatchRunner, "run", run)
     monkeypatch.setattr(match_mod, "observe", observing)
@@ -204,13 +204,13 @@ def _play_over_grpc(monkeypatch: pytest.MonkeyPatch, referee_knows: bool) -> lis
     omitted: list[tuple[int, int]] = []
     real = match_mod.game_view_bytes
 
-    def recording(game: Game, seat: int, results: int = 0, *more: int) -> bytes:
+    def recording(game: Game, seat: int, results: int = 0, *more: Any, **given: Any) -> bytes:
         # (a request's view, made from the game: the engine's view of it is observe's)
         view = observe(game, seat)
         made[view.seat].append((view.bids, view.tricks))
         bids, tricks = (*more, 0, 0)[:2]
         omitted.append((bids, tricks))
-        return real(game, seat, results, *more)
+        return real(game, seat, results, *more, **given)  # (given: the game's tuples, round 58)
 
     monkeypatch.setattr(match_mod, "game_view_bytes", recording)
     # A referee without "ahead" (round 53): every view a bot gets is then a request's (with

@@ -137,11 +137,14 @@ def test_the_sdk_rebuilds_every_view_a_real_referee_sends(monkeypatch: pytest.Mo
     omitted: list[int] = []
     real = match_mod.game_view_bytes
 
-    def recording(game: Game, seat: int, results_omitted: int = 0, *more: int) -> bytes:
+    def recording(
+        game: Game, seat: int, results_omitted: int = 0, *more: Any, **given: Any
+    ) -> bytes:
         # (a request's view, made from the game: the engine's view of it is observe's)
         made[seat].append(observe(game, seat).deal_results)
         omitted.append(results_omitted)
-        return real(game, seat, results_omitted, *more)  # (more: "deal_once", round 51)
+        # (more: "deal_once", round 51, and the legal actions; given: the game's tuples, 58)
+        return real(game, seat, results_omitted, *more, **given)
 
     monkeypatch.setattr(match_mod, "game_view_bytes", recording)
     # A referee without "ahead" (round 53): every view a bot gets is then a request's (with
