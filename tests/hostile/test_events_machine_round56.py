@@ -233,10 +233,11 @@ def _capturing(runner: Any) -> Any:
     read = HONEST_READ.setdefault(runner.name, [])
     handle = runner._on_message
 
-    def keep(msg: pb.ServerMessage, out: Any, wire: Any = None) -> None:
+    def keep(msg: pb.ServerMessage, out: Any, *rest: Any) -> None:
         if msg.WhichOneof("kind") != "batch":
             read.append(msg)
-        handle(msg, out, wire)  # (wire: the message as sdk.wire_view parses it, or None)
+        # (rest: the message as sdk.wire_view parses it, or None, and its kind if read)
+        handle(msg, out, *rest)
 
     runner._on_message = keep
     return runner

@@ -32,7 +32,7 @@ import grpc
 from arena.referee import Referee, RefereeConfig, start_server
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS
-from tests.support.harness import welcomed_call
+from tests.support.harness import until, welcomed_call
 
 #: (bot, its n-th request counted from 1, the request, its call) -> awaited before the
 #: answer; the action sent, or None: no answer.
@@ -139,22 +139,33 @@ def test_a_grace_of_zero_forfeits_a_dropped_seat_even_if_it_is_back_at_once() ->
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
                 calls = {n: await welcomed_call(ch, f"tok-{n}", n) for n in "abc"}
                 got: dict[str, list[pb.ServerMessage]] = {n: [] for n in "bc"}
-                bots = [asyncio.create_task(_bot(calls[n], n, first_legal, got[n])) for n in "bc"]
+                # b and c answer once a is back: the match still runs when a comes back
+                a_back = asyncio.Event()
+
+                async def held(bot: str, n: int, r: pb.DecisionRequest, call: Any) -> Any:
+                    await a_back.wait()
+                    return await first_legal(bot, n, r, call)
+
+                bots = [asyncio.create_task(_bot(calls[n], n, held, got[n])) for n in "bc"]
                 rs = dataclasses.replace(PRESETS["classic"], max_deals=1)
                 match = asyncio.create_task(ref.run_match("m1", rs, 5, ["a", "b", "c"]))
                 # Seat a drops (its call cancelled) once the match has started, and is
-                # back at once.
+                # back at once, once the referee has seen it go (a Hello ahead of the
+                # cancel, which CI's load once made, is a stream replaced: no drop, no
+                # forfeit).
                 while True:
                     m = await calls["a"].read()
                     if any(x.HasField("match_started") for x in _messages(m)):
                         break
                 calls["a"].cancel()
+                await until(lambda: ref.session("a").stream is None, "a seen gone")
                 back = await welcomed_call(ch, "tok-a", "a")
                 while True:
                     m = await back.read()
                     started = [x for x in _messages(m) if x.HasField("match_started")]
                     if started:
                         break
+                a_back.set()
                 back.cancel()
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(match, 60)
@@ -185,7 +196,14 @@ def test_a_bot_back_within_its_grace_is_asked_its_pending_request_again() -> Non
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
                 calls = {n: await welcomed_call(ch, f"tok-{n}", n) for n in "abc"}
                 got: dict[str, list[pb.ServerMessage]] = {n: [] for n in "bc"}
-                bots = [asyncio.create_task(_bot(calls[n], n, first_legal, got[n])) for n in "bc"]
+                # b and c answer once a is back: the match still runs when a comes back
+                a_back = asyncio.Event()
+
+                async def held(bot: str, n: int, r: pb.DecisionRequest, call: Any) -> Any:
+                    await a_back.wait()
+                    return await first_legal(bot, n, r, call)
+
+                bots = [asyncio.create_task(_bot(calls[n], n, held, got[n])) for n in "bc"]
                 rs = dataclasses.replace(PRESETS["classic"], max_deals=1)
                 match = asyncio.create_task(ref.run_match("m1", rs, 5, ["a", "b", "c"]))
 
