@@ -68,3 +68,91 @@ def test_a_refused_sound_database_keeps_the_log_its_writer_just_opened(
             other.close()
     finally:
         w.close()
+
+
+def _damaged(tmp_path: Path) -> Path:
+    """An arena database cut to its first half, as a copy that stopped leaves it."""
+    whole = tmp_path / "whole.sqlite"
+    Storage(whole).close()
+    cut = tmp_path / "cut.sqlite"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    return cut
+
+
+def test_a_damaged_databases_logs_that_were_there_before_are_kept(tmp_path: Path) -> None:
+    """Only the logs the refused reader made are removed: those found beside the file
+    (another's, even empty) stay."""
+    db = _damaged(tmp_path)
+    logs = [db.with_name(db.name + s) for s in ("-wal", "-shm")]
+    for f in logs:
+        f.write_bytes(b"")
+    with pytest.raises(StorageError, match="damaged"):
+        Storage.open_readonly(db)
+    assert all(f.exists() for f in logs)
+
+
+def test_a_damaged_databases_log_a_writer_wrote_meanwhile_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log absent at the start but not empty by the refusal: a writer used it; kept."""
+    db = _damaged(tmp_path)
+    wal = db.with_name(db.name + "-wal")
+
+    def written_then_damaged(self: Storage) -> Any:
+        wal.write_bytes(b"frames")
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(Storage, "_check_identity", written_then_damaged)
+    with pytest.raises(StorageError, match="damaged"):
+        Storage.open_readonly(db)
+    assert wal.read_bytes() == b"frames"
+
+
+def test_ends_early_tells_a_cut_file_from_a_bad_one() -> None:
+    """An unterminated string anywhere is the end cut off; a bad byte at the very end that
+    is no cut character (invalid start byte) and one in the middle are not."""
+    import json
+
+    from arena.storage import _ends_early
+
+    def error(call: Any) -> BaseException:
+        try:
+            call()
+        except (ValueError, UnicodeDecodeError) as e:
+            return e
+        raise AssertionError("no error")
+
+    assert _ends_early(error(lambda: json.loads('{"players": ["ann", "bo')))
+    assert not _ends_early(error(lambda: json.loads('{"a": tru, "b": 1}')))
+    assert _ends_early(error(lambda: b'{"s": "\xe2\x99'.decode("utf-8")))  # (a suit cut)
+    assert not _ends_early(error(lambda: b'{"s": 1}\xff'.decode("utf-8")))
+    assert not _ends_early(error(lambda: b'{"s": \xff 1}'.decode("utf-8")))
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("9" * 5000, "99999999999999999999... (5,000 digits) is out of range"),
+        ("1_0" * 20, "... (40 digits) is out of range"),
+        # (under 4,300 digits, its text over: int refuses it, leading zeros counted)
+        ("0" * 10 + "9" * 4295, "... (4,295 digits) is out of range"),
+        ("+" + "9" * 40, "'--seed': 99999999999999999999... (40 digits) is out of range"),
+        ("1" * 40 + "x", "is not a valid integer"),
+    ],
+)
+def test_a_seeds_text_is_counted_as_int_reads_it(text: str, said: str) -> None:
+    """Past 4,300 digits refused as out of range (not int's refusal); the digits counted
+    without ``_``; a ``+`` not shown; a text that is no integer is said to be none."""
+    import click
+    from click.testing import CliRunner
+
+    from sdk.cli import _SEED
+
+    @click.command()
+    @click.option("--seed", type=_SEED)
+    def cmd(seed: int) -> None:
+        raise AssertionError(seed)
+
+    r = CliRunner().invoke(cmd, ["--seed", text])
+    assert r.exit_code == 2, r.output
+    assert said in r.output, r.output
