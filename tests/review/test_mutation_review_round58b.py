@@ -156,3 +156,27 @@ def test_a_seeds_text_is_counted_as_int_reads_it(text: str, said: str) -> None:
     r = CliRunner().invoke(cmd, ["--seed", text])
     assert r.exit_code == 2, r.output
     assert said in r.output, r.output
+
+
+def test_an_export_names_a_file_it_wrote_not_the_first_listed(tmp_path: Path) -> None:
+    """The first record listed damaged: the file named as an example is one written (the
+    second's); none written: no example named, exit 1."""
+    from click.testing import CliRunner
+
+    from arena.cli import main as arena
+    from arena.web.demo import make_demo_db
+
+    db = tmp_path / "club.sqlite"
+    make_demo_db(db, matches=2, max_deals=1)
+    with sqlite3.connect(db) as c:
+        ids = [r[0] for r in c.execute("SELECT id FROM matches ORDER BY idx")]
+        c.execute("UPDATE matches SET record_json = '{\"cut' WHERE id = ?", (ids[0],))
+    out = tmp_path / "exported"
+    r = CliRunner().invoke(arena, ["replay", "--list", "--db", str(db), "--export", str(out)])
+    assert r.exit_code == 1, r.output
+    assert f"wrote 1 record(s) into {out} ({out / ids[1]}.json, ...)" in r.stderr, r.stderr
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE matches SET record_json = '{\"cut' WHERE id = ?", (ids[1],))
+    r = CliRunner().invoke(arena, ["replay", "--list", "--db", str(db), "--export", str(out)])
+    assert r.exit_code == 1, r.output
+    assert f"wrote 0 record(s) into {out}\n" in r.stderr, r.stderr
