@@ -674,9 +674,15 @@ class Storage:
             with st._guard("opening read-only"):
                 if st._check_identity() is None:
                     raise StorageError(f"{p} is an empty database: no tournament is stored in it")
-        except BaseException:
+        except BaseException as e:
             st.close()
-            _remove_empty_logs(absent)
+            # Only a file SQLite could not read: one it read whole and refused (empty, as
+            # `arena run` leaves it between setting WAL mode and writing its schema, or
+            # another program's) may have a writer that opened its log meanwhile, still empty.
+            # (nor a locked one: its writer is there)
+            damaged = isinstance(e.__cause__, (sqlite3.DatabaseError, UnicodeDecodeError))
+            if damaged and not isinstance(e, StorageLockedError):
+                _remove_empty_logs(absent)
             raise
         return st
 
