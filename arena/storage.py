@@ -680,7 +680,14 @@ class Storage:
             # `arena run` leaves it between setting WAL mode and writing its schema, or
             # another program's) may have a writer that opened its log meanwhile, still empty.
             # (nor a locked one: its writer is there)
-            damaged = isinstance(e.__cause__, (sqlite3.DatabaseError, UnicodeDecodeError))
+            # (not an OperationalError: locked, busy, an I/O error say nothing of the file,
+            # and a writer may have opened the log meanwhile; SQLite says a file is no
+            # database or malformed by a DatabaseError of its own)
+            cause = e.__cause__
+            damaged = isinstance(cause, UnicodeDecodeError) or (
+                isinstance(cause, sqlite3.DatabaseError)
+                and not isinstance(cause, sqlite3.OperationalError)
+            )
             if damaged and not isinstance(e, StorageLockedError):
                 _remove_empty_logs(absent)
             raise
